@@ -1,0 +1,31 @@
+"""deblur: image deblurring with a DeblurGAN-style CNN on TensorFlow 2 / Keras 3.
+
+Images are HWC RGB float32 in [0, 1] at every public boundary (batches are NHWC).
+TensorFlow is imported on first use of a name below, so `deblur --help` answers at once.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+__version__ = "0.1.0"
+
+_EXPORTS = {
+    "build_generator": "deblur.model",
+    "Config": "deblur.config",
+    "load_config": "deblur.config",
+    "train": "deblur.training.trainer",
+    "TrainResult": "deblur.training.trainer",
+    "preflight": "deblur.data.pairs",
+    "train_dataset": "deblur.data.pipeline",
+    "PairSequence": "deblur.data.sequence",
+    "ensure_demo_dataset": "deblur.data.demo",
+}
+
+__all__ = [*_EXPORTS, "__version__"]
+
+
+def __getattr__(name: str):
+    if name in _EXPORTS:
+        return getattr(importlib.import_module(_EXPORTS[name]), name)
+    raise AttributeError(f"module 'deblur' has no attribute {name!r}")

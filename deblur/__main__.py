@@ -1,0 +1,3 @@
+from deblur.cli import app
+
+app(prog_name="deblur")

@@ -1,0 +1,255 @@
+"""Typed configuration, loaded from YAML with unknown keys refused.
+
+The `model` block is exactly the keyword arguments of `deblur.model.build_generator`, so a config file and the
+model can never drift apart. The resolved config is written next to every trained model (`config.yaml`), which is
+all `predict` needs besides the `.keras` file.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import types
+import typing
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+
+class ConfigError(ValueError):
+    """A config file or override is malformed: names the file and the key."""
+
+
+# === Sections ===
+
+
+@dataclass
+class ModelConfig:
+    width: int = 64  # channels of the first conv; the residual blocks run at 4x this width
+    blocks: int = 9  # residual blocks at quarter resolution (DeblurGAN: 9)
+    norm: str = "instance"  # instance | batch | none
+    dropout: float = 0.0  # inside each residual block, as DeblurGAN's optional dropout
+    zero_init_output: bool = True  # last conv starts at zero: the network starts as the identity
+
+    def __post_init__(self) -> None:
+        _check_choice("model.norm", self.norm, ("instance", "batch", "none"))
+        _check_positive("model.width", self.width)
+        _check_range("model.blocks", self.blocks, 0, 64)
+        _check_range("model.dropout", self.dropout, 0.0, 0.99)
+
+
+@dataclass
+class SynthConfig:
+    """Synthetic camera-shake blur, used by the embedded demo dataset and `deblur data synth`."""
+
+    min_length: float = 3.0  # extent of the shake trajectory, in pixels
+    max_length: float = 11.0
+    noise: float = 0.01  # std of Gaussian noise added to the blurry image, in [0, 1] units
+    pairs_per_photo: int = 4  # different kernels per source photo
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        _check_positive("data.synth.min_length", self.min_length)
+        if self.max_length < self.min_length:
+            raise ConfigError("data.synth.max_length must be >= data.synth.min_length")
+        _check_range("data.synth.noise", self.noise, 0.0, 0.5)
+        _check_positive("data.synth.pairs_per_photo", self.pairs_per_photo)
+
+
+@dataclass
+class DataConfig:
+    root: str | None = None  # a GOPRO-layout or blur/ + sharp/ folder; None: the embedded demo dataset
+    patch_size: int = 256
+    batch_size: int = 4  # per replica: the global batch is this times the number of replicas
+    parallel: bool = True  # decode and augment with parallel map calls
+    cache: str = "memory"  # memory | none | a file path prefix for tf.data's on-disk cache
+    prefetch: bool = True
+    augment: bool = True  # random flips and 90-degree rotations, the same on both images of a pair
+    val_crop: int | None = 256  # fixed centre crop for validation; None validates whole images
+    val_limit: int | None = None  # validate on at most this many pairs (None: all)
+    synth: SynthConfig = field(default_factory=SynthConfig)
+
+    def __post_init__(self) -> None:
+        _check_positive("data.patch_size", self.patch_size)
+        _check_positive("data.batch_size", self.batch_size)
+        if self.val_crop is not None:
+            _check_positive("data.val_crop", self.val_crop)
+        if self.val_limit is not None:
+            _check_positive("data.val_limit", self.val_limit)
+
+
+@dataclass
+class TrainConfig:
+    epochs: int = 5
+    steps_per_epoch: int | None = 200  # None: one pass over the training pairs
+    learning_rate: float = 1e-4
+    schedule: str = "constant"  # constant | cosine (decays to 0 over all steps, after the warm-up)
+    warmup_steps: int = 0
+    loss: str = "l1"  # l1 | charbonnier
+    perceptual_weight: float = 0.0  # > 0 adds a VGG16 conv3_3 feature loss; needs vgg_weights
+    vgg_weights: str | None = None  # a local ImageNet VGG16 (include_top=False) weights file
+    strategy: str = "auto"  # auto | default | mirrored | multi-worker
+    precision: str = "auto"  # auto | float32 | mixed_float16 | mixed_bfloat16
+    devices: list[str] | None = None  # mirrored only: explicit devices, e.g. ["/cpu:0", "/cpu:1"]
+    cpu_replicas: int = 1  # > 1 splits the CPU into logical devices, to try the mirrored path without GPUs
+    jit_compile: bool = False  # XLA; measured 2x slower on CPU, so off unless asked for
+    checkpoint_every: int = 100  # steps; a checkpoint is also written at the end of every epoch
+    keep_checkpoints: int = 3
+    seed: int = 0
+    log_images: int = 3  # validation images written to TensorBoard each epoch
+    profile_batch: int | None = None  # a step to trace with the TensorFlow profiler
+
+    def __post_init__(self) -> None:
+        _check_positive("train.epochs", self.epochs)
+        if self.steps_per_epoch is not None:
+            _check_positive("train.steps_per_epoch", self.steps_per_epoch)
+        _check_positive("train.learning_rate", self.learning_rate)
+        _check_choice("train.schedule", self.schedule, ("constant", "cosine"))
+        _check_range("train.warmup_steps", self.warmup_steps, 0, 10**9)
+        _check_choice("train.loss", self.loss, ("l1", "charbonnier"))
+        _check_range("train.perceptual_weight", self.perceptual_weight, 0.0, 1e6)
+        _check_choice("train.strategy", self.strategy, ("auto", "default", "mirrored", "multi-worker"))
+        _check_choice(
+            "train.precision", self.precision, ("auto", "float32", "mixed_float16", "mixed_bfloat16")
+        )
+        _check_positive("train.cpu_replicas", self.cpu_replicas)
+        _check_positive("train.checkpoint_every", self.checkpoint_every)
+        _check_positive("train.keep_checkpoints", self.keep_checkpoints)
+        _check_range("train.log_images", self.log_images, 0, 100)
+
+
+@dataclass
+class Config:
+    model: ModelConfig = field(default_factory=ModelConfig)
+    data: DataConfig = field(default_factory=DataConfig)
+    train: TrainConfig = field(default_factory=TrainConfig)
+
+
+# === Loading and saving ===
+
+SHIPPED = ("demo", "gopro", "smoke")
+
+
+def shipped_config_path(name: str) -> Path:
+    """Path of a config shipped with the package (`configs/` in the source tree)."""
+    return Path(str(resources.files("deblur.configs") / f"{name}.yaml"))
+
+
+def load_config(path: str | Path | None = None, overrides: list[str] | None = None) -> Config:
+    """Load a config file (or a shipped config by name: demo, gopro, smoke) and apply `key=value` overrides.
+
+    `path=None` loads the embedded default, `demo`. Unknown keys, wrong types and bad values raise
+    `ConfigError` naming the file and key.
+    """
+    if path is None or str(path) in SHIPPED:
+        path = shipped_config_path(str(path or "demo"))
+    path = Path(path)
+    try:
+        raw = yaml.safe_load(path.read_text()) or {}
+    except OSError as err:
+        raise ConfigError(f"cannot read config file {path}: {err.strerror}") from None
+    except yaml.YAMLError as err:
+        raise ConfigError(f"{path} is not valid YAML: {err}") from None
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{path}: the top level must be a mapping of sections (model, data, train)")
+    for item in overrides or []:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise ConfigError(f"override {item!r} must look like section.key=value, e.g. train.epochs=3")
+        _set_dotted(raw, key.strip(), yaml.safe_load(value))
+    try:
+        return _build(Config, raw, "")
+    except ConfigError as err:
+        raise ConfigError(f"{path}: {err}") from None
+
+
+def config_to_dict(config: Config) -> dict[str, Any]:
+    return dataclasses.asdict(config)
+
+
+def config_to_yaml(config: Config) -> str:
+    return yaml.safe_dump(config_to_dict(config), sort_keys=False)
+
+
+def config_from_dict(raw: dict[str, Any]) -> Config:
+    return _build(Config, raw, "")
+
+
+# === Validation helpers ===
+
+
+def _set_dotted(raw: dict[str, Any], dotted: str, value: Any) -> None:
+    node = raw
+    parts = dotted.split(".")
+    for part in parts[:-1]:
+        child = node.setdefault(part, {})
+        if not isinstance(child, dict):
+            raise ConfigError(f"override {dotted!r}: {part!r} is not a section")
+        node = child
+    node[parts[-1]] = value
+
+
+def _build(cls: type, raw: Any, prefix: str) -> Any:
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{prefix.rstrip('.') or 'config'} must be a mapping")
+    fields = {f.name: f for f in dataclasses.fields(cls)}
+    unknown = sorted(set(raw) - set(fields))
+    if unknown:
+        names = ", ".join(prefix + k for k in unknown)
+        known = ", ".join(prefix + k for k in fields)
+        raise ConfigError(f"unknown key(s) {names}; known keys here: {known}")
+    hints = typing.get_type_hints(cls)
+    kwargs = {}
+    for name, value in raw.items():
+        kwargs[name] = _coerce(hints[name], value, prefix + name)
+    return cls(**kwargs)
+
+
+def _coerce(hint: Any, value: Any, key: str) -> Any:
+    if dataclasses.is_dataclass(hint):
+        return _build(hint, value if value is not None else {}, key + ".")
+    origin = typing.get_origin(hint)
+    args = typing.get_args(hint)
+    if origin in (typing.Union, types.UnionType):
+        if value is None and type(None) in args:
+            return None
+        (inner,) = [a for a in args if a is not type(None)]
+        return _coerce(inner, value, key)
+    if origin is list:
+        if not isinstance(value, list):
+            raise ConfigError(f"{key} must be a list, got {value!r}")
+        return [_coerce(args[0], v, key) for v in value]
+    if hint is bool:
+        if isinstance(value, bool):
+            return value
+    elif hint is int:
+        if isinstance(value, int) and not isinstance(value, bool):
+            return value
+    elif hint is float:
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            return float(value)
+        if isinstance(value, str):  # YAML 1.1 reads 1e-4 (no dot) as a string
+            try:
+                return float(value)
+            except ValueError:
+                pass
+    elif hint is str and isinstance(value, (str, int, float)) and not isinstance(value, bool):
+        return str(value)
+    raise ConfigError(f"{key} must be {getattr(hint, '__name__', hint)}, got {value!r}")
+
+
+def _check_choice(key: str, value: str, choices: tuple[str, ...]) -> None:
+    if value not in choices:
+        raise ConfigError(f"{key} must be one of {', '.join(choices)}; got {value!r}")
+
+
+def _check_positive(key: str, value: float) -> None:
+    if value <= 0:
+        raise ConfigError(f"{key} must be > 0; got {value!r}")
+
+
+def _check_range(key: str, value: float, low: float, high: float) -> None:
+    if not low <= value <= high:
+        raise ConfigError(f"{key} must be between {low} and {high}; got {value!r}")

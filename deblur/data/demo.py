@@ -1,0 +1,83 @@
+"""The embedded default dataset: synthetic camera-shake pairs made from the photographs scikit-image ships.
+
+Nothing is downloaded and nothing of these photos is in this repository: on first use the pairs are written, in
+GOPRO's layout, to `<data home>/demo-<hash>` (see `deblur.paths.data_home`), where the hash covers the photos
+and the blur settings, so changing them makes a new folder. The split is by photo: the validation photos are
+never seen in training.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+import numpy as np
+from PIL import Image
+
+from deblur.config import SynthConfig
+from deblur.data.synth import make_blurry
+from deblur.files import atomic_dir
+from deblur.paths import data_home
+
+# Photos of at least 300 pixels a side that load offline from `skimage.data` (grayscale ones become RGB).
+TRAIN_PHOTOS = (
+    "astronaut",
+    "camera",
+    "rocket",
+    "hubble_deep_field",
+    "brick",
+    "grass",
+    "gravel",
+    "immunohistochemistry",
+    "coins",
+    "moon",
+    "cell",
+)
+VAL_PHOTOS = ("chelsea", "coffee")
+FORMAT_VERSION = 1  # bump when the way pairs are made changes
+
+
+def load_photo(name: str) -> np.ndarray:
+    """A scikit-image sample photo as HWC RGB uint8."""
+    import skimage.data  # imported here: it is only needed the first time the dataset is made
+
+    image = np.asarray(getattr(skimage.data, name)())
+    if image.ndim == 2:
+        image = np.repeat(image[:, :, None], 3, axis=-1)
+    return np.ascontiguousarray(image[:, :, :3]).astype(np.uint8)
+
+
+def demo_root(synth: SynthConfig, home: Path | None = None) -> Path:
+    key = json.dumps(
+        {"v": FORMAT_VERSION, "train": TRAIN_PHOTOS, "val": VAL_PHOTOS, "synth": vars(synth)}, sort_keys=True
+    )
+    digest = hashlib.sha256(key.encode()).hexdigest()[:10]
+    return (home or data_home()) / f"demo-{digest}"
+
+
+def write_pairs(sharp: np.ndarray, folder: Path, synth: SynthConfig, rng: np.random.Generator) -> None:
+    """Write `synth.pairs_per_photo` blurry versions of one sharp photo into `folder/{blur,sharp,kernel}`."""
+    for sub in ("blur", "sharp", "kernel"):
+        (folder / sub).mkdir(parents=True, exist_ok=True)
+    for k in range(synth.pairs_per_photo):
+        blurry, kernel = make_blurry(sharp, rng, synth.min_length, synth.max_length, synth.noise)
+        name = f"{k:03d}.png"
+        Image.fromarray(blurry).save(folder / "blur" / name)
+        Image.fromarray(sharp).save(folder / "sharp" / name)
+        np.save(folder / "kernel" / f"{k:03d}.npy", kernel)
+
+
+def ensure_demo_dataset(synth: SynthConfig, *, home: Path | None = None, log=print) -> Path:
+    """The demo dataset's folder, making it first if it is not there yet (a few seconds)."""
+    root = demo_root(synth, home)
+    if root.is_dir():
+        return root
+    log(f"making the demo dataset from scikit-image's sample photos in {root} (once)")
+    with atomic_dir(root) as tmp:
+        for split, photos in (("train", TRAIN_PHOTOS), ("test", VAL_PHOTOS)):
+            for index, photo in enumerate(photos):
+                # One stream per photo: the pairs of a photo do not depend on which other photos are listed.
+                rng = np.random.default_rng([synth.seed, FORMAT_VERSION, index, split == "test"])
+                write_pairs(load_photo(photo), tmp / split / photo, synth, rng)
+    return root

@@ -1,0 +1,173 @@
+"""Finding blurry/sharp pairs on disk and checking them before any training starts.
+
+Two layouts are read, matched by path relative to the `blur/` and `sharp/` folders:
+- GOPRO: `<root>/<split>/<sequence>/blur/<name>` with `.../sharp/<name>` (split: train, val or test);
+- flat: `<root>/blur/<name>` with `<root>/sharp/<name>` (names may include subfolders).
+Any folder named `blur` beside a `sharp` folder is a source of pairs, so both layouts are one rule.
+"""
+
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+from PIL import Image, UnidentifiedImageError
+from tqdm import tqdm
+
+IMAGE_SUFFIXES = {".png", ".jpg", ".jpeg", ".bmp"}
+READABLE_FORMATS = {"PNG", "JPEG", "BMP", "MPO"}  # MPO: JPEGs from some cameras
+TRAIN_SPLIT = "train"
+VAL_SPLITS = ("val", "validation", "test")  # GOPRO calls its held-out split "test"
+MAX_LISTED_PROBLEMS = 20
+
+
+class DatasetError(ValueError):
+    """The data cannot be trained on; the message lists every offending file found."""
+
+
+@dataclass(frozen=True)
+class Pair:
+    blurry: Path
+    sharp: Path
+    name: str  # the pair's path relative to the dataset root, for messages and reports
+
+
+@dataclass(frozen=True)
+class Splits:
+    train: list[Pair]
+    val: list[Pair]
+    layout: str  # "gopro" (split folders) or "flat" (validation carved off by name)
+
+
+def find_pairs(root: str | Path) -> tuple[list[Pair], list[str]]:
+    """All pairs under `root`, sorted by name, and the structural problems met (missing partners, non-images)."""
+    root = Path(root)
+    pairs: list[Pair] = []
+    problems: list[str] = []
+    for blur_dir in sorted(p for p in root.rglob("blur") if p.is_dir()):
+        sharp_dir = blur_dir.parent / "sharp"
+        if not sharp_dir.is_dir():
+            problems.append(f"{blur_dir}: no sharp/ folder beside it")
+            continue
+        blurry_files = _files(blur_dir)
+        sharp_files = _files(sharp_dir)
+        for rel in sorted(blurry_files | sharp_files):
+            blurry, sharp = blur_dir / rel, sharp_dir / rel
+            if rel not in sharp_files:
+                problems.append(f"{blurry}: no sharp partner (expected {sharp})")
+            elif rel not in blurry_files:
+                problems.append(f"{sharp}: no blurry partner (expected {blurry})")
+            elif blurry.suffix.lower() not in IMAGE_SUFFIXES:
+                problems.append(f"{blurry}: not an image file (PNG, JPEG or BMP expected)")
+            else:
+                name = str(blur_dir.parent.relative_to(root) / rel)
+                pairs.append(Pair(blurry, sharp, name.removeprefix("./")))
+    return pairs, problems
+
+
+def _files(folder: Path) -> set[Path]:
+    # Hidden files (.DS_Store, editor swap files) are not data.
+    return {
+        p.relative_to(folder)
+        for p in folder.rglob("*")
+        if p.is_file() and not any(part.startswith(".") for part in p.relative_to(folder).parts)
+    }
+
+
+def discover(root: str | Path) -> tuple[Splits, list[str]]:
+    """Train and validation pairs under `root`, and the structural problems met.
+
+    Split folders (`train/` with `test/`, `val/` or `validation/`) are used when present; otherwise every tenth
+    pair, by sorted name, is held out for validation (at least one).
+    """
+    root = Path(root)
+    if not root.is_dir():
+        raise DatasetError(f"data folder {root} does not exist or is not a folder")
+    if (root / TRAIN_SPLIT).is_dir():
+        train, problems = find_pairs(root / TRAIN_SPLIT)
+        val: list[Pair] = []
+        for name in VAL_SPLITS:
+            if (root / name).is_dir():
+                val, more = find_pairs(root / name)
+                problems += more
+                break
+        if val:
+            return Splits(train, val, "gopro"), problems
+    else:
+        train, problems = find_pairs(root)
+    if not train and not problems:
+        raise DatasetError(
+            f"no image pairs under {root}: expected blur/ and sharp/ folders "
+            "(<root>/blur + <root>/sharp, or GOPRO's <root>/train/<sequence>/blur|sharp)"
+        )
+    held_out = set(range(9, len(train), 10)) or {len(train) - 1}
+    if len(train) < 2:
+        return Splits(train, list(train), "flat"), problems
+    val = [p for i, p in enumerate(train) if i in held_out]
+    train = [p for i, p in enumerate(train) if i not in held_out]
+    return Splits(train, val, "flat"), problems
+
+
+def image_problem(path: Path) -> tuple[tuple[int, int] | None, str | None]:
+    """(width, height) of an image file without decoding it all, or None and what is wrong with it."""
+    try:
+        with Image.open(path) as image:
+            size, fmt = image.size, image.format
+            image.verify()  # checks PNG chunk CRCs and structure; cheap next to a full decode
+    except (UnidentifiedImageError, SyntaxError) as err:
+        return None, f"{path}: not a readable image ({err})"
+    except OSError as err:
+        return None, f"{path}: cannot be read ({err})"
+    if fmt not in READABLE_FORMATS:
+        return None, f"{path}: {fmt} images are not supported (PNG, JPEG or BMP)"
+    return size, None
+
+
+def check_pairs(pairs: list[Pair], min_size: int | None = None, *, progress: bool = True) -> list[str]:
+    """Problems with the pairs' files: unreadable, sizes that differ, smaller than `min_size` pixels a side."""
+    paths = [p.blurry for p in pairs] + [p.sharp for p in pairs]
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        results = list(
+            tqdm(
+                pool.map(image_problem, paths),
+                total=len(paths),
+                desc="checking images",
+                unit="file",
+                disable=not progress or len(paths) < 500,
+                leave=False,
+            )
+        )
+    info = dict(zip(paths, results, strict=True))
+    problems = []
+    for pair in pairs:
+        (blurry_size, blurry_problem), (sharp_size, sharp_problem) = info[pair.blurry], info[pair.sharp]
+        problems += [p for p in (blurry_problem, sharp_problem) if p]
+        if blurry_size is None or sharp_size is None:
+            continue
+        if blurry_size != sharp_size:
+            problems.append(
+                f"{pair.blurry}: size {blurry_size[0]}x{blurry_size[1]} differs from its sharp partner "
+                f"{pair.sharp} ({sharp_size[0]}x{sharp_size[1]})"
+            )
+        elif min_size and min(blurry_size) < min_size:
+            problems.append(
+                f"{pair.blurry}: {blurry_size[0]}x{blurry_size[1]} is smaller than the "
+                f"{min_size}x{min_size} patch size"
+            )
+    return problems
+
+
+def preflight(root: str | Path, patch_size: int, *, progress: bool = True) -> Splits:
+    """Discover and check a dataset; raise one `DatasetError` listing every problem, or return the splits."""
+    splits, problems = discover(root)
+    problems += check_pairs(splits.train, patch_size, progress=progress)
+    problems += check_pairs(splits.val, None, progress=progress)
+    if problems:
+        shown = problems[:MAX_LISTED_PROBLEMS]
+        more = len(problems) - len(shown)
+        listing = "\n".join(f"  - {p}" for p in shown) + (f"\n  ... and {more} more" if more else "")
+        raise DatasetError(f"the data in {root} has {len(problems)} problem(s); nothing was trained:\n{listing}")
+    if not splits.train:
+        raise DatasetError(f"no training pairs under {root}")
+    return splits

@@ -1,0 +1,57 @@
+"""Atomic writes: a file or folder appears whole under its final name, or not at all."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+
+@contextlib.contextmanager
+def atomic_path(final: str | Path, *, suffix: str = "") -> Iterator[Path]:
+    """Yield a temporary path beside `final`; on success rename it to `final`, on failure remove it.
+
+    `suffix` keeps the extension some writers insist on (Keras wants `.keras`).
+    """
+    final = Path(final)
+    final.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{final.name}.", suffix=f".tmp{suffix}", dir=final.parent)
+    os.close(fd)
+    tmp_path = Path(tmp)
+    os.chmod(tmp_path, 0o666 & ~_umask())  # mkstemp makes it private; the final file gets the usual mode
+    try:
+        yield tmp_path
+        os.replace(tmp_path, final)
+    finally:
+        tmp_path.unlink(missing_ok=True)
+
+
+def atomic_write_text(final: str | Path, text: str) -> None:
+    with atomic_path(final) as tmp:
+        tmp.write_text(text)
+
+
+@contextlib.contextmanager
+def atomic_dir(final: str | Path) -> Iterator[Path]:
+    """Yield a temporary folder beside `final`; on success rename it to `final`, on failure remove it."""
+    final = Path(final)
+    final.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{final.name}.", suffix=".tmp", dir=final.parent))
+    try:
+        yield tmp
+        try:
+            os.rename(tmp, final)
+        except OSError:
+            if not final.is_dir():  # another process may have finished the same folder first
+                raise
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask

@@ -1,0 +1,168 @@
+"""The DeblurGAN generator in pure Keras 3.
+
+Images are HWC RGB float32 in [0, 1] at every boundary of this project; the model takes a batch of them of any
+height and width (at least 5 pixels each way) and returns the same shape, float32, in [0, 1], under any
+mixed-precision policy.
+"""
+
+from __future__ import annotations
+
+import keras
+from keras import layers, ops
+
+# === Layers ===
+
+
+@keras.saving.register_keras_serializable(package="deblur")
+class ReflectionPad2D(layers.Layer):
+    """Pads height and width by reflecting the border, as the original generator does before 7x7 and 3x3 convs.
+
+    Args:
+        padding: pixels added on each side.
+
+    Example:
+        >>> ReflectionPad2D(3)(keras.ops.ones((1, 8, 8, 3))).shape
+        (1, 14, 14, 3)
+    """
+
+    def __init__(self, padding: int = 1, **kwargs):
+        super().__init__(**kwargs)
+        self.padding = padding
+
+    def call(self, inputs):
+        p = self.padding
+        return ops.pad(inputs, [[0, 0], [p, p], [p, p], [0, 0]], mode="reflect")
+
+    def compute_output_shape(self, input_shape):
+        n, h, w, c = input_shape
+        grow = 2 * self.padding
+        return (n, None if h is None else h + grow, None if w is None else w + grow, c)
+
+    def get_config(self):
+        return {**super().get_config(), "padding": self.padding}
+
+
+@keras.saving.register_keras_serializable(package="deblur")
+class PadToMultiple(layers.Layer):
+    """Pads height and width at the bottom and right, by mirroring, up to a multiple of `multiple`.
+
+    The generator downsamples twice by 2, so its input must be a multiple of 4; `CropToMatch` undoes this.
+
+    Args:
+        multiple: the size multiple to pad to.
+    """
+
+    def __init__(self, multiple: int = 4, **kwargs):
+        super().__init__(**kwargs)
+        self.multiple = multiple
+
+    def call(self, inputs):
+        shape = ops.shape(inputs)
+        pad_h = (-shape[1]) % self.multiple
+        pad_w = (-shape[2]) % self.multiple
+        return ops.pad(inputs, [[0, 0], [0, pad_h], [0, pad_w], [0, 0]], mode="symmetric")
+
+    def compute_output_shape(self, input_shape):
+        n, h, w, c = input_shape
+        m = self.multiple
+        return (n, None if h is None else -(-h // m) * m, None if w is None else -(-w // m) * m, c)
+
+    def get_config(self):
+        return {**super().get_config(), "multiple": self.multiple}
+
+
+@keras.saving.register_keras_serializable(package="deblur")
+class CropToMatch(layers.Layer):
+    """Crops the first input to the height and width of the second (top-left aligned)."""
+
+    def call(self, inputs):
+        image, reference = inputs
+        shape = ops.shape(reference)
+        return image[:, : shape[1], : shape[2], :]
+
+    def compute_output_shape(self, input_shape):
+        image_shape, reference_shape = input_shape
+        return (image_shape[0], reference_shape[1], reference_shape[2], image_shape[3])
+
+
+# === Network ===
+
+
+def build_generator(
+    width: int = 64,
+    blocks: int = 9,
+    norm: str = "instance",
+    dropout: float = 0.0,
+    zero_init_output: bool = True,
+    *,
+    dtype: str | None = None,
+    name: str = "deblur_generator",
+) -> keras.Model:
+    """Build the DeblurGAN generator (Kupyn et al., 2018) for images of any size.
+
+    Args:
+        width: channels of the first convolution; the residual blocks run at `4 * width`.
+        blocks: number of residual blocks.
+        norm: "instance" (GroupNormalization with one group per channel), "batch" or "none".
+        dropout: dropout rate inside the residual blocks (0 disables it).
+        zero_init_output: start the last convolution at zero, so the untrained network returns its input;
+            training then only has to learn the correction, which it does much faster.
+        dtype: a dtype policy name for the whole model; None uses Keras' global policy.
+        name: the model's name.
+
+    Example:
+        >>> model = build_generator(width=8, blocks=1)
+        >>> model(keras.ops.zeros((1, 37, 53, 3))).shape
+        (1, 37, 53, 3)
+    """
+    # The skip path stays float32 whatever the policy: bfloat16 would quantize the image it adds back.
+    blurry = keras.Input(shape=(None, None, 3), name="blurry")
+    padded = PadToMultiple(4, dtype="float32", name="pad_to_multiple")(blurry)
+
+    def norm_layer(x, label):
+        if norm == "instance":
+            return layers.GroupNormalization(groups=-1, epsilon=1e-5, dtype=dtype, name=f"{label}_norm")(x)
+        if norm == "batch":
+            return layers.BatchNormalization(dtype=dtype, name=f"{label}_norm")(x)
+        return x
+
+    def norm_relu(x, label):
+        return layers.ReLU(dtype=dtype, name=f"{label}_relu")(norm_layer(x, label))
+
+    def conv(x, filters, kernel, label, strides=1, padding="same"):
+        return layers.Conv2D(
+            filters, kernel, strides=strides, padding=padding, use_bias=norm == "none", dtype=dtype, name=label
+        )(x)
+
+    x = ReflectionPad2D(3, dtype=dtype, name="head_pad")(padded)
+    x = norm_relu(conv(x, width, 7, "head_conv", padding="valid"), "head")
+    x = norm_relu(conv(x, 2 * width, 3, "down1_conv", strides=2), "down1")
+    x = norm_relu(conv(x, 4 * width, 3, "down2_conv", strides=2), "down2")
+
+    for i in range(blocks):
+        label = f"block{i + 1}"
+        h = ReflectionPad2D(1, dtype=dtype, name=f"{label}_pad1")(x)
+        h = norm_relu(conv(h, 4 * width, 3, f"{label}_conv1", padding="valid"), f"{label}_a")
+        if dropout:
+            h = layers.Dropout(dropout, dtype=dtype, name=f"{label}_dropout")(h)
+        h = ReflectionPad2D(1, dtype=dtype, name=f"{label}_pad2")(h)
+        h = norm_layer(conv(h, 4 * width, 3, f"{label}_conv2", padding="valid"), f"{label}_b")
+        x = layers.Add(dtype=dtype, name=f"{label}_add")([x, h])
+
+    # Nearest upsampling + conv rather than transposed convs, which leave checkerboard artifacts.
+    x = layers.UpSampling2D(2, interpolation="nearest", dtype=dtype, name="up1")(x)
+    x = norm_relu(conv(x, 2 * width, 3, "up1_conv"), "up1")
+    x = layers.UpSampling2D(2, interpolation="nearest", dtype=dtype, name="up2")(x)
+    x = norm_relu(conv(x, width, 3, "up2_conv"), "up2")
+
+    x = ReflectionPad2D(3, dtype=dtype, name="tail_pad")(x)
+    init = "zeros" if zero_init_output else "glorot_uniform"
+    x = layers.Conv2D(
+        3, 7, padding="valid", kernel_initializer=init, dtype="float32", name="tail_conv"
+    )(x)
+    residual = layers.Activation("tanh", dtype="float32", name="tail_tanh")(x)
+    sharp = layers.Add(dtype="float32", name="global_skip")([padded, residual])
+    sharp = layers.ReLU(max_value=1.0, dtype="float32", name="clip_to_range")(sharp)
+    sharp = CropToMatch(dtype="float32", name="crop_to_input")([sharp, blurry])
+    return keras.Model(blurry, sharp, name=name)
+

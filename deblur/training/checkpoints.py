@@ -1,0 +1,104 @@
+"""The files of a training run folder, and resuming from it.
+
+OUT/
+  config.yaml      the resolved config (written at the start, so a resumed run can be checked against it)
+  checkpoints/     tf.train.CheckpointManager: weights, optimizer, step
+  logs/            TensorBoard
+  metrics.jsonl    one JSON object per finished epoch
+  model.keras      the trained model, float32, loadable with safe_mode=True
+"""
+
+from __future__ import annotations
+
+import json
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+import tensorflow as tf
+import yaml
+
+from deblur.config import Config, config_to_dict, config_to_yaml
+from deblur.files import atomic_write_text
+
+
+class RunFolderError(RuntimeError):
+    pass
+
+
+@dataclass(frozen=True)
+class RunFolder:
+    root: Path
+
+    @property
+    def config(self) -> Path:
+        return self.root / "config.yaml"
+
+    @property
+    def checkpoints(self) -> Path:
+        return self.root / "checkpoints"
+
+    @property
+    def logs(self) -> Path:
+        return self.root / "logs"
+
+    @property
+    def metrics(self) -> Path:
+        return self.root / "metrics.jsonl"
+
+    @property
+    def model(self) -> Path:
+        return self.root / "model.keras"
+
+
+def prepare_run_folder(root: Path, config: Config, *, write: bool) -> RunFolder:
+    """Check that `root` is empty, missing, or a run of the same model; record the config if `write`.
+
+    A folder of other files is refused rather than written into, and so is a run of a different model (its
+    checkpoints could not be restored).
+    """
+    run = RunFolder(Path(root))
+    if run.root.exists() and not run.root.is_dir():
+        raise RunFolderError(f"--out {run.root} is a file, not a folder")
+    if run.config.is_file():
+        try:
+            previous = yaml.safe_load(run.config.read_text()) or {}
+        except yaml.YAMLError as err:
+            raise RunFolderError(f"{run.config} is not valid YAML ({err}); use another --out") from None
+        if previous.get("model") != config_to_dict(config)["model"]:
+            raise RunFolderError(
+                f"{run.root} holds a run of a different model (model settings in {run.config} differ); "
+                "use another --out, or the same settings to resume"
+            )
+    elif run.root.is_dir() and any(run.root.iterdir()):
+        raise RunFolderError(f"--out {run.root} already holds files that are not a deblur run; choose another")
+    if write:
+        run.root.mkdir(parents=True, exist_ok=True)
+        atomic_write_text(run.config, config_to_yaml(config))
+    return run
+
+
+def checkpoint_manager(
+    checkpoint: tf.train.Checkpoint, run: RunFolder, *, is_chief: bool, task: str, keep: int
+) -> tf.train.CheckpointManager:
+    """The chief writes into OUT/checkpoints; other workers into a private temporary folder, as
+    MultiWorkerMirroredStrategy requires every worker to save but only one copy must be kept."""
+    directory = run.checkpoints if is_chief else Path(tempfile.mkdtemp(prefix=f"deblur-{task}-"))
+    return tf.train.CheckpointManager(checkpoint, str(directory), max_to_keep=keep)
+
+
+def latest_checkpoint(run: RunFolder) -> str | None:
+    return tf.train.latest_checkpoint(str(run.checkpoints))
+
+
+def read_metrics(run: RunFolder, completed_epochs: int) -> list[dict]:
+    """Rows of finished epochs up to `completed_epochs`; later rows (from after the last checkpoint) are dropped,
+    so a resumed run never records an epoch twice."""
+    if not run.metrics.is_file():
+        return []
+    rows = [json.loads(line) for line in run.metrics.read_text().splitlines() if line.strip()]
+    return [row for row in rows if row.get("epoch", 0) <= completed_epochs]
+
+
+def write_metrics(run: RunFolder, rows: list[dict]) -> None:
+    atomic_write_text(run.metrics, "".join(json.dumps(row) + "\n" for row in rows))

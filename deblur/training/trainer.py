@@ -1,0 +1,306 @@
+"""One custom training loop for every tf.distribute strategy (Keras 3 `fit` breaks under multi-worker).
+
+Each step: take the next distributed batch (timed, so the input wait is known), run the replicated step, read
+the loss back to the host (so the device has finished, and a NaN is caught at once).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import keras
+import numpy as np
+import tensorflow as tf
+from tqdm import tqdm
+
+from deblur.config import Config, config_to_yaml
+from deblur.data.demo import ensure_demo_dataset
+from deblur.data.pairs import preflight
+from deblur.data.pipeline import PipelineOptions, train_dataset, val_dataset
+from deblur.files import atomic_path, atomic_write_text
+from deblur.losses import PIXEL_LOSSES, build_vgg_features, perceptual_loss, psnr, ssim
+from deblur.model import build_generator
+from deblur.training.checkpoints import (
+    RunFolder,
+    checkpoint_manager,
+    latest_checkpoint,
+    prepare_run_folder,
+    read_metrics,
+    write_metrics,
+)
+from deblur.training.precision import choose_precision, set_policy
+from deblur.training.strategy import make_strategy, split_cpu
+
+
+class TrainingError(RuntimeError):
+    """Training stopped; the message says why and what was kept."""
+
+
+class TrainingInterrupted(TrainingError):
+    pass
+
+
+@dataclass
+class TrainResult:
+    out_dir: Path
+    model: keras.Model  # the trained model, as trained (under the training strategy and precision)
+    model_path: Path | None  # None on workers other than the chief
+    metrics: list[dict]
+    step: int
+    replicas: int
+    precision: str
+    input_wait_fraction: float  # of the timed training steps in this process
+    timed_steps: int
+    notes: list[str] = field(default_factory=list)
+
+
+def train(config: Config, out_dir: str | Path, *, progress: bool = True, log: Callable = print) -> TrainResult:
+    """Train the generator as `config` says, in `out_dir`, resuming from its latest checkpoint if any."""
+    tcfg, dcfg = config.train, config.data
+    if tcfg.cpu_replicas > 1:
+        split_cpu(tcfg.cpu_replicas)
+    # The strategy comes first: MultiWorkerMirroredStrategy must be made before other TensorFlow work.
+    dist = make_strategy(tcfg.strategy, tcfg.devices)
+    strategy = dist.strategy
+    replicas = strategy.num_replicas_in_sync
+    log(f"strategy: {dist.description}")
+    precision = choose_precision(tcfg.precision)
+    set_policy(precision.policy)
+    log(f"precision: {precision.policy} ({precision.reason})")
+    keras.utils.set_random_seed(tcfg.seed)
+
+    run = prepare_run_folder(Path(out_dir), config, write=dist.is_chief)
+    root = dcfg.root or ensure_demo_dataset(dcfg.synth, log=log)
+    splits = preflight(root, dcfg.patch_size, progress=progress)
+    val_pairs = splits.val[: dcfg.val_limit] if dcfg.val_limit else splits.val
+    global_batch = dcfg.batch_size * replicas
+    steps_per_epoch = tcfg.steps_per_epoch or max(1, len(splits.train) // global_batch)
+    total_steps = steps_per_epoch * tcfg.epochs
+    log(
+        f"data: {root} ({splits.layout} layout): {len(splits.train)} training pairs, {len(val_pairs)} validation; "
+        f"global batch {global_batch} = {dcfg.batch_size} per replica x {replicas} replica(s)"
+    )
+
+    options = PipelineOptions(dcfg.parallel, dcfg.cache, dcfg.prefetch, dcfg.augment)
+
+    def dataset_fn(context: tf.distribute.InputContext) -> tf.data.Dataset:
+        return train_dataset(
+            splits.train,
+            patch_size=dcfg.patch_size,
+            batch_size=context.get_per_replica_batch_size(global_batch),
+            seed=tcfg.seed,
+            options=options,
+            num_shards=context.num_input_pipelines,
+            shard_index=context.input_pipeline_id,
+        )
+
+    batches = iter(strategy.distribute_datasets_from_function(dataset_fn))
+    validation = val_dataset(val_pairs, crop=dcfg.val_crop, parallel=dcfg.parallel)
+
+    with strategy.scope():
+        model = build_generator(**asdict(config.model))
+        optimizer = _optimizer(tcfg, total_steps, precision.policy)
+        optimizer.build(model.trainable_variables)
+        step_counter = tf.Variable(0, dtype=tf.int64, trainable=False, name="step")
+    features = build_vgg_features(tcfg.vgg_weights or "") if tcfg.perceptual_weight > 0 else None
+    pixel_loss = PIXEL_LOSSES[tcfg.loss]
+
+    checkpoint = tf.train.Checkpoint(model=model, optimizer=optimizer, step=step_counter)
+    manager = checkpoint_manager(
+        checkpoint, run, is_chief=dist.is_chief, task=dist.task, keep=tcfg.keep_checkpoints
+    )
+    resume_from = latest_checkpoint(run)
+    if resume_from:
+        checkpoint.restore(resume_from).assert_existing_objects_matched()
+        log(f"resuming from {resume_from} at step {int(step_counter.numpy())}")
+
+    def replica_step(blurry, sharp):
+        with tf.GradientTape() as tape:
+            restored = model(blurry, training=True)
+            per_image = pixel_loss(sharp, restored)
+            if features is not None:
+                per_image += tcfg.perceptual_weight * perceptual_loss(features, sharp, restored)
+            loss = tf.nn.compute_average_loss(per_image, global_batch_size=global_batch)
+            scaled = optimizer.scale_loss(loss)
+        gradients = tape.gradient(scaled, model.trainable_variables)
+        optimizer.apply_gradients(zip(gradients, model.trainable_variables, strict=True))
+        return loss
+
+    if tcfg.jit_compile:
+        # XLA compiles what each replica runs; the cross-replica wrapper stays a plain tf.function.
+        replica_step = tf.function(replica_step, jit_compile=True)
+
+    @tf.function(jit_compile=False)
+    def train_step(blurry, sharp):
+        losses = strategy.run(replica_step, args=(blurry, sharp))
+        return strategy.reduce(tf.distribute.ReduceOp.SUM, losses, axis=None)
+
+    @tf.function(reduce_retracing=True, jit_compile=False)
+    def eval_step(blurry, sharp):
+        restored = model(blurry, training=False)
+        return (psnr(sharp, restored), ssim(sharp, restored), psnr(sharp, blurry), ssim(sharp, blurry)), restored
+
+    writer = tf.summary.create_file_writer(str(run.logs)) if dist.is_chief else tf.summary.create_noop_writer()
+    step = int(step_counter.numpy())
+    metrics = read_metrics(run, step // steps_per_epoch)
+    timer = _StepTimer()
+    bar = None
+
+    try:
+        while step < total_steps:
+            epoch = step // steps_per_epoch
+            losses, images, epoch_seconds = [], 0, 0.0
+            bar = tqdm(
+                total=steps_per_epoch,
+                initial=step % steps_per_epoch,
+                desc=f"epoch {epoch + 1}/{tcfg.epochs}",
+                unit="step",
+                disable=not progress,
+                dynamic_ncols=True,
+            )
+            while True:
+                if tcfg.profile_batch == step + 1 and dist.is_chief:
+                    tf.profiler.experimental.start(str(run.logs))
+                started = time.perf_counter()
+                blurry, sharp = next(batches)
+                fetched = time.perf_counter()
+                loss = float(train_step(blurry, sharp))
+                finished = time.perf_counter()
+                if tcfg.profile_batch == step + 1 and dist.is_chief:
+                    tf.profiler.experimental.stop()
+                step += 1
+                step_counter.assign(step)
+                if not math.isfinite(loss):
+                    raise TrainingError(
+                        f"the loss became {loss} at step {step}; training stopped. The last good checkpoint "
+                        f"({manager.latest_checkpoint or 'none yet'}) is kept. Try a lower train.learning_rate."
+                    )
+                # The first step of a process includes tracing the step function: not a fair timing.
+                if timer.record(started, fetched, finished):
+                    images += global_batch
+                    epoch_seconds += finished - started
+                losses.append(loss)
+                speed = images / epoch_seconds if epoch_seconds else 0.0
+                bar.set_postfix(loss=f"{loss:.4f}", img_s=f"{speed:.1f}")
+                bar.update(1)
+                if step % 10 == 0:
+                    with writer.as_default(step=step):
+                        tf.summary.scalar("train/loss", loss)
+                        tf.summary.scalar("train/learning_rate", float(optimizer.learning_rate))
+                        tf.summary.scalar("train/images_per_second", speed)
+                if step % steps_per_epoch == 0 or step == total_steps:
+                    break
+                if step % tcfg.checkpoint_every == 0:
+                    manager.save(checkpoint_number=step)
+            bar.close()
+
+            scores, samples = _validate(eval_step, validation, tcfg.log_images)
+            row = {
+                "epoch": epoch + 1,
+                "step": step,
+                "loss": float(np.mean(losses)),
+                **scores,
+                "images_per_second": round(images / epoch_seconds, 3) if epoch_seconds else None,
+            }
+            log(
+                f"epoch {epoch + 1}: loss {row['loss']:.4f}, val PSNR {row['val_psnr']:.2f} dB "
+                f"(blurry {row['val_psnr_blurry']:.2f}), SSIM {row['val_ssim']:.4f} "
+                f"(blurry {row['val_ssim_blurry']:.4f}), {row['images_per_second'] or 0:.1f} img/s"
+            )
+            metrics.append(row)
+            # Metrics before the checkpoint: a crash in between replays the epoch and rewrites its row.
+            if dist.is_chief:
+                write_metrics(run, metrics)
+            with writer.as_default(step=step):
+                for key in ("val_psnr", "val_ssim", "val_psnr_blurry", "val_ssim_blurry"):
+                    tf.summary.scalar(f"val/{key.removeprefix('val_')}", row[key])
+                if samples is not None:
+                    tf.summary.image("val/blurry_restored_sharp", samples, max_outputs=tcfg.log_images)
+            manager.save(checkpoint_number=step)
+    except KeyboardInterrupt:
+        if bar is not None:
+            bar.close()
+        saved = manager.save(checkpoint_number=step)
+        raise TrainingInterrupted(
+            f"interrupted at step {step}; checkpoint {saved} saved. Run the same command again to resume."
+        ) from None
+    writer.flush()
+
+    model_path = None
+    if dist.is_chief:
+        model_path = export_model(model, config, run)
+        log(f"saved {model_path} and {run.config}")
+    return TrainResult(
+        run.root, model, model_path, metrics, step, replicas, precision.policy, timer.wait_fraction, timer.steps
+    )
+
+
+def _optimizer(tcfg, total_steps: int, policy: str) -> keras.optimizers.Optimizer:
+    learning_rate = tcfg.learning_rate
+    if tcfg.schedule == "cosine":
+        warmup = min(tcfg.warmup_steps, max(total_steps - 1, 0))
+        learning_rate = keras.optimizers.schedules.CosineDecay(
+            0.0 if warmup else tcfg.learning_rate,
+            decay_steps=max(total_steps - warmup, 1),
+            warmup_target=tcfg.learning_rate if warmup else None,
+            warmup_steps=warmup,
+        )
+    optimizer = keras.optimizers.Adam(learning_rate)
+    if policy == "mixed_float16":
+        # float16 gradients underflow without loss scaling; bfloat16 has float32's range and needs none.
+        optimizer = keras.optimizers.LossScaleOptimizer(optimizer)
+    return optimizer
+
+
+class _StepTimer:
+    """Sums input-wait and step time over the steps after the first of this process."""
+
+    def __init__(self) -> None:
+        self.steps = -1
+        self.wait = 0.0
+        self.total = 0.0
+
+    def record(self, started: float, fetched: float, finished: float) -> bool:
+        self.steps += 1
+        if self.steps == 0:
+            return False
+        self.wait += fetched - started
+        self.total += finished - started
+        return True
+
+    @property
+    def wait_fraction(self) -> float:
+        return self.wait / self.total if self.total else 0.0
+
+
+def _validate(eval_step, validation: tf.data.Dataset, keep: int):
+    """Mean PSNR/SSIM of the model's output and of the blurry input; a few blurry|restored|sharp strips."""
+    sums = np.zeros(4)
+    count = 0
+    samples = []
+    for blurry, sharp in validation:
+        scores, restored = eval_step(blurry, sharp)
+        sums += [float(s[0]) for s in scores]
+        count += 1
+        if len(samples) < keep:
+            samples.append(tf.concat([blurry, restored, sharp], axis=2)[0])
+    names = ("val_psnr", "val_ssim", "val_psnr_blurry", "val_ssim_blurry")
+    values = {name: round(float(v / max(count, 1)), 4) for name, v in zip(names, sums, strict=True)}
+    # Strips differ in size when validating whole images; TensorBoard wants one batch, so keep equal shapes.
+    if samples and all(s.shape == samples[0].shape for s in samples):
+        return values, tf.stack(samples)
+    return values, (samples[0][None] if samples else None)
+
+
+def export_model(model: keras.Model, config: Config, run: RunFolder) -> Path:
+    """Write model.keras as float32 (the precision is chosen again at inference) and the config beside it."""
+    exported = build_generator(**asdict(config.model), dtype="float32")
+    exported.set_weights(model.get_weights())
+    with atomic_path(run.model, suffix=".keras") as tmp:
+        exported.save(tmp)
+    atomic_write_text(run.config, config_to_yaml(config))
+    return run.model

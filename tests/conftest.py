@@ -1,0 +1,24 @@
+"""Shared fixtures. The CPU is split into two logical devices before TensorFlow starts, so the mirrored
+(multi-replica) training path runs here without GPUs."""
+
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+
+import keras  # noqa: E402
+import pytest  # noqa: E402
+import tensorflow as tf  # noqa: E402
+
+_cpus = tf.config.list_physical_devices("CPU")
+tf.config.set_logical_device_configuration(_cpus[0], [tf.config.LogicalDeviceConfiguration()] * 2)
+
+
+@pytest.fixture(autouse=True)
+def _isolated(tmp_path_factory, monkeypatch):
+    """Each test: the demo dataset in a per-session folder, and Keras' global policy back to float32."""
+    monkeypatch.setenv("DEBLUR_HOME", str(tmp_path_factory.getbasetemp() / "deblur-home"))
+    monkeypatch.delenv("TF_CONFIG", raising=False)
+    yield
+    keras.mixed_precision.set_global_policy("float32")

@@ -1,0 +1,51 @@
+from helpers import make_flat_dataset
+from typer.testing import CliRunner
+
+from deblur.cli import app
+
+runner = CliRunner()
+
+
+def test_help_lists_commands():
+    result = runner.invoke(app, ["--help"])
+    assert result.exit_code == 0 and "train" in result.output
+
+
+def test_train_help_lists_options():
+    result = runner.invoke(app, ["train", "--help"])
+    assert result.exit_code == 0
+    for option in ("--config", "--data", "--out", "--epochs", "--strategy", "--precision", "--set"):
+        assert option in result.output
+
+
+def test_train_smoke(tmp_path):
+    out = tmp_path / "run"
+    result = runner.invoke(
+        app, ["train", "--config", "smoke", "--out", str(out), "--precision", "float32", "--epochs", "1", "-q"]
+    )
+    assert result.exit_code == 0, result.output
+    assert "precision: float32 (requested)" in result.output
+    assert f"model: {out / 'model.keras'}" in result.output
+    assert (out / "model.keras").is_file() and (out / "config.yaml").is_file()
+
+
+def test_unknown_config_key_exits_nonzero(tmp_path):
+    result = runner.invoke(app, ["train", "--config", "smoke", "--set", "train.lr=1", "--out", str(tmp_path / "r")])
+    assert result.exit_code == 1
+    assert "unknown key(s) train.lr" in result.output
+    assert not (tmp_path / "r").exists()
+
+
+def test_bad_data_exits_nonzero_naming_the_file(tmp_path):
+    data = make_flat_dataset(tmp_path / "data", count=3)
+    (data / "blur" / "002.png").write_bytes(b"broken")
+    out = tmp_path / "run"
+    result = runner.invoke(app, ["train", "--config", "smoke", "--data", str(data), "--out", str(out), "-q"])
+    assert result.exit_code == 1
+    assert "002.png: not a readable image" in result.output
+    assert not (out / "model.keras").exists()
+
+
+def test_bad_choice_is_a_usage_error():
+    result = runner.invoke(app, ["train", "--strategy", "everywhere"])
+    assert result.exit_code == 2

@@ -1,0 +1,73 @@
+import inspect
+
+import pytest
+
+from deblur.config import SHIPPED, Config, ConfigError, config_from_dict, config_to_dict, load_config
+from deblur.model import build_generator
+
+
+@pytest.mark.parametrize("name", SHIPPED)
+def test_shipped_configs_load(name):
+    assert isinstance(load_config(name), Config)
+
+
+def test_default_is_demo():
+    assert load_config() == load_config("demo")
+
+
+def test_model_section_is_build_generator_signature():
+    parameters = inspect.signature(build_generator).parameters
+    keyword = [n for n, p in parameters.items() if p.kind is p.POSITIONAL_OR_KEYWORD]
+    assert keyword == list(config_to_dict(Config())["model"])
+
+
+def test_unknown_key_names_file_and_key(tmp_path):
+    path = tmp_path / "bad.yaml"
+    path.write_text("train:\n  lr: 0.1\n")
+    with pytest.raises(ConfigError, match=r"bad\.yaml.*train\.lr"):
+        load_config(path)
+
+
+def test_unknown_section(tmp_path):
+    path = tmp_path / "bad.yaml"
+    path.write_text("optimizer:\n  lr: 0.1\n")
+    with pytest.raises(ConfigError, match="optimizer"):
+        load_config(path)
+
+
+@pytest.mark.parametrize(
+    "override, message",
+    [
+        ("train.epochs=two", "train.epochs must be int"),
+        ("train.epochs=0", "train.epochs must be > 0"),
+        ("model.norm=layer", "model.norm must be one of"),
+        ("data.synth.max_length=1", "max_length"),
+        ("train.nope=1", "train.nope"),
+        ("train.epochs", "section.key=value"),
+        ("model.width=true", "model.width must be int"),
+    ],
+)
+def test_bad_overrides(override, message):
+    with pytest.raises(ConfigError, match=message):
+        load_config("smoke", [override])
+
+
+def test_overrides_apply_with_yaml_types():
+    config = load_config("smoke", ["train.learning_rate=3e-4", "data.val_crop=null", "train.devices=[/cpu:0]"])
+    assert config.train.learning_rate == pytest.approx(3e-4)
+    assert config.data.val_crop is None
+    assert config.train.devices == ["/cpu:0"]
+
+
+def test_int_accepted_for_float():
+    assert load_config("smoke", ["train.learning_rate=1"]).train.learning_rate == 1.0
+
+
+def test_round_trip():
+    config = load_config("gopro")
+    assert config_from_dict(config_to_dict(config)) == config
+
+
+def test_missing_file_is_a_config_error(tmp_path):
+    with pytest.raises(ConfigError, match="cannot read config file"):
+        load_config(tmp_path / "missing.yaml")

@@ -1,0 +1,24 @@
+import numpy as np
+
+from deblur.config import SynthConfig
+from deblur.data.demo import TRAIN_PHOTOS, VAL_PHOTOS, demo_root, ensure_demo_dataset
+from deblur.data.pairs import preflight
+
+
+def test_demo_dataset_made_once_split_by_photo(tmp_path):
+    synth = SynthConfig(pairs_per_photo=1, max_length=5)
+    messages = []
+    root = ensure_demo_dataset(synth, home=tmp_path, log=messages.append)
+    assert root == demo_root(synth, tmp_path) and len(messages) == 1
+    assert ensure_demo_dataset(synth, home=tmp_path, log=messages.append) == root and len(messages) == 1
+    assert [p.name for p in tmp_path.iterdir()] == [root.name]  # no temporary folder left behind
+
+    splits = preflight(root, 128)
+    assert {p.name.split("/")[0] for p in splits.train} == set(TRAIN_PHOTOS)
+    assert {p.name.split("/")[0] for p in splits.val} == set(VAL_PHOTOS)
+    kernel = np.load(root / "train" / "astronaut" / "kernel" / "000.npy")
+    assert abs(kernel.sum() - 1) < 1e-5
+
+
+def test_settings_change_the_folder(tmp_path):
+    assert demo_root(SynthConfig(noise=0.0), tmp_path) != demo_root(SynthConfig(noise=0.01), tmp_path)

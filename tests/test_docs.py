@@ -1,0 +1,35 @@
+"""The README's quick start is what CI runs, and it documents every option the CLI has."""
+
+import re
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from deblur.cli import app
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def quick_start_commands() -> list[str]:
+    readme = (ROOT / "README.md").read_text()
+    section = readme.split("## Quick start", 1)[1].split("\n## ", 1)[0]
+    block = re.search(r"```(?:bash|sh)\n(.*?)```", section, re.S).group(1)
+    return [line for line in block.splitlines() if line.strip() and not line.startswith("#")]
+
+
+def test_quick_start_has_two_commands_and_ci_runs_the_test_one():
+    commands = quick_start_commands()
+    assert len(commands) == 2
+    assert "deblur train" in commands[0]
+    test_command = commands[1]
+    assert "pytest" in test_command
+    ci = (ROOT / ".ci" / "run").read_text()
+    # CI makes its own venv first; the install-and-test part must be the README's, word for word.
+    assert test_command.split("&& ", 2)[-1] in ci
+
+
+def test_readme_mentions_every_train_option():
+    readme = (ROOT / "README.md").read_text()
+    help_text = CliRunner().invoke(app, ["train", "--help"], terminal_width=200).output
+    for option in set(re.findall(r"--[a-z][a-z-]+", help_text)) - {"--help"}:
+        assert option in readme, f"README does not mention deblur train {option}"

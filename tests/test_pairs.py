@@ -1,0 +1,112 @@
+import numpy as np
+import pytest
+from helpers import make_flat_dataset, noise_image, write_image
+
+from deblur.data.pairs import DatasetError, discover, preflight
+
+
+def make_gopro(root, sequences=("GOPR0001_11_00", "GOPR0002_11_01"), per=2, size=(40, 40)):
+    rng = np.random.default_rng(0)
+    for split in ("train", "test"):
+        for seq in sequences:
+            for i in range(per):
+                image = noise_image(rng, *size)
+                write_image(root / split / seq / "blur" / f"{i:06d}.png", image)
+                write_image(root / split / seq / "sharp" / f"{i:06d}.png", image)
+    return root
+
+
+def test_gopro_layout(tmp_path):
+    splits = preflight(make_gopro(tmp_path), 32)
+    assert splits.layout == "gopro"
+    assert len(splits.train) == 4 and len(splits.val) == 4
+    assert splits.train[0].name == "GOPR0001_11_00/000000.png"
+    assert all("test" in str(p.blurry) for p in splits.val)
+
+
+def test_flat_layout_holds_out_every_tenth(tmp_path):
+    splits = preflight(make_flat_dataset(tmp_path, count=20), 32)
+    assert splits.layout == "flat"
+    assert len(splits.train) == 18 and len(splits.val) == 2
+    assert not {p.name for p in splits.train} & {p.name for p in splits.val}
+
+
+def test_flat_layout_matches_nested_names(tmp_path):
+    rng = np.random.default_rng(0)
+    for name in ("a/x.png", "b/x.png"):
+        write_image(tmp_path / "blur" / name, noise_image(rng, 40, 40))
+        write_image(tmp_path / "sharp" / name, noise_image(rng, 40, 40))
+    splits, problems = discover(tmp_path)
+    assert not problems
+    assert sorted(p.name for p in splits.train + splits.val) == ["a/x.png", "b/x.png"]
+
+
+def test_hidden_files_are_ignored(tmp_path):
+    make_flat_dataset(tmp_path, count=2)
+    (tmp_path / "blur" / ".DS_Store").write_bytes(b"\0junk")
+    preflight(tmp_path, 32)
+
+
+def problems_of(root, patch=32):
+    with pytest.raises(DatasetError) as info:
+        preflight(root, patch)
+    return str(info.value)
+
+
+def test_missing_partner(tmp_path):
+    make_flat_dataset(tmp_path, count=3)
+    (tmp_path / "sharp" / "001.png").unlink()
+    message = problems_of(tmp_path)
+    assert "blur/001.png: no sharp partner" in message and "nothing was trained" in message
+
+
+def test_orphan_sharp(tmp_path):
+    make_flat_dataset(tmp_path, count=3)
+    (tmp_path / "blur" / "002.png").unlink()
+    assert "sharp/002.png: no blurry partner" in problems_of(tmp_path)
+
+
+def test_size_mismatch(tmp_path):
+    make_flat_dataset(tmp_path, count=3)
+    write_image(tmp_path / "sharp" / "000.png", noise_image(np.random.default_rng(1), 50, 64))
+    assert "blur/000.png: size 64x48 differs from its sharp partner" in problems_of(tmp_path)
+
+
+def test_unreadable_image(tmp_path):
+    make_flat_dataset(tmp_path, count=3)
+    (tmp_path / "blur" / "001.png").write_bytes(b"this is not a png")
+    assert "blur/001.png: not a readable image" in problems_of(tmp_path)
+
+
+def test_truncated_png(tmp_path):
+    make_flat_dataset(tmp_path, count=3)
+    path = tmp_path / "sharp" / "002.png"
+    path.write_bytes(path.read_bytes()[:200])
+    assert "sharp/002.png" in problems_of(tmp_path)
+
+
+def test_non_image_file(tmp_path):
+    make_flat_dataset(tmp_path, count=3)
+    (tmp_path / "blur" / "notes.txt").write_text("x")
+    (tmp_path / "sharp" / "notes.txt").write_text("x")
+    assert "blur/notes.txt: not an image file" in problems_of(tmp_path)
+
+
+def test_smaller_than_patch(tmp_path):
+    make_flat_dataset(tmp_path, count=3, size=(48, 64))
+    assert "64x48 is smaller than the 56x56 patch size" in problems_of(tmp_path, patch=56)
+
+
+def test_all_problems_listed_at_once(tmp_path):
+    make_flat_dataset(tmp_path, count=4)
+    (tmp_path / "sharp" / "000.png").unlink()
+    (tmp_path / "blur" / "003.png").write_bytes(b"junk")
+    message = problems_of(tmp_path)
+    assert "2 problem(s)" in message and "000.png" in message and "003.png" in message
+
+
+def test_missing_root_and_empty_root(tmp_path):
+    with pytest.raises(DatasetError, match="does not exist"):
+        preflight(tmp_path / "nope", 32)
+    with pytest.raises(DatasetError, match="no image pairs"):
+        preflight(tmp_path, 32)

@@ -1,0 +1,195 @@
+import json
+
+import keras
+import numpy as np
+import pytest
+import tensorflow as tf
+import yaml
+from helpers import make_flat_dataset, smoke_config, write_image
+
+from deblur.config import config_to_dict
+from deblur.data.demo import load_photo
+from deblur.data.pairs import DatasetError
+from deblur.data.synth import make_blurry
+from deblur.training import trainer
+from deblur.training.checkpoints import RunFolder, RunFolderError, read_metrics
+from deblur.training.trainer import TrainingError, TrainingInterrupted, train
+
+METRIC_KEYS = [
+    "epoch",
+    "step",
+    "loss",
+    "val_psnr",
+    "val_ssim",
+    "val_psnr_blurry",
+    "val_ssim_blurry",
+    "images_per_second",
+]
+
+
+def quiet_train(config, out, messages=None):
+    return train(config, out, progress=False, log=(messages.append if messages is not None else lambda _: None))
+
+
+def test_smoke_run_writes_model_config_and_metrics(tmp_path):
+    config = smoke_config()
+    result = quiet_train(config, tmp_path / "run")
+    run = RunFolder(tmp_path / "run")
+    assert result.step == 8 and result.replicas == 1 and result.precision == "float32"
+    rows = [json.loads(line) for line in run.metrics.read_text().splitlines()]
+    assert [list(row) for row in rows] == [METRIC_KEYS, METRIC_KEYS]
+    assert [row["epoch"] for row in rows] == [1, 2] and rows[-1]["step"] == 8
+    assert rows[-1]["images_per_second"] > 0
+    model = keras.saving.load_model(run.model, safe_mode=True)
+    assert model.get_layer("head_conv").dtype_policy.name == "float32"
+    x = np.random.rand(1, 20, 20, 3).astype("float32")
+    np.testing.assert_allclose(model(x), result.model(x), atol=1e-5)
+    assert yaml.safe_load(run.config.read_text()) == config_to_dict(config)
+    assert (run.logs).is_dir() and any(run.logs.iterdir())
+    assert 0.0 <= result.input_wait_fraction < 1.0
+
+
+def single_pair_dataset(root):
+    """One 48x48 photo crop and a blurred copy: a problem a tiny model can visibly learn in a few steps."""
+    sharp = load_photo("astronaut")[100:148, 200:248]
+    blurry, _ = make_blurry(sharp, np.random.default_rng(0), 4, 6, 0.0)
+    write_image(root / "blur" / "a.png", blurry)
+    write_image(root / "sharp" / "a.png", sharp)
+    return root
+
+
+def test_loss_goes_down(tmp_path):
+    config = smoke_config(
+        f"data.root={single_pair_dataset(tmp_path / 'data')}",
+        "data.patch_size=48",
+        "data.val_crop=48",
+        "data.augment=false",
+        "train.epochs=3",
+        "train.steps_per_epoch=15",
+        "train.learning_rate=0.0005",
+        "model.width=12",
+    )
+    rows = quiet_train(config, tmp_path / "run").metrics
+    losses = [row["loss"] for row in rows]
+    assert losses[2] < losses[1] < losses[0] * 0.95
+    assert rows[-1]["val_psnr"] > rows[-1]["val_psnr_blurry"] + 0.3
+
+
+def test_mirrored_replicas_agree(tmp_path):
+    messages = []
+    result = quiet_train(smoke_config("train.strategy=mirrored"), tmp_path / "run", messages)
+    assert result.replicas == 2
+    assert any("global batch 4 = 2 per replica x 2 replica(s)" in m for m in messages)
+    for variable in result.model.trainable_variables:
+        copies = variable.value.values
+        assert len(copies) == 2
+        np.testing.assert_array_equal(copies[0].numpy(), copies[1].numpy())
+    assert not np.allclose(result.model.get_layer("tail_conv").kernel.numpy(), 0.0)  # it did train
+
+
+def test_resume_continues_without_repeating_epochs(tmp_path):
+    out = tmp_path / "run"
+    first = quiet_train(smoke_config("train.epochs=1"), out)
+    weights = [w.copy() for w in first.model.get_weights()]
+    messages = []
+    again = quiet_train(smoke_config("train.epochs=1"), out, messages)  # nothing left to do: restores only
+    assert again.step == 4 and any("resuming from" in m for m in messages)
+    for before, after in zip(weights, again.model.get_weights(), strict=True):
+        np.testing.assert_array_equal(before, after)
+    longer = quiet_train(smoke_config("train.epochs=2"), out)
+    assert longer.step == 8
+    assert [row["epoch"] for row in read_metrics(RunFolder(out), 99)] == [1, 2]
+
+
+def test_metrics_after_the_checkpoint_are_dropped(tmp_path):
+    run = RunFolder(tmp_path)
+    run.metrics.write_text("".join(json.dumps({"epoch": e}) + "\n" for e in (1, 2, 3)))
+    assert [row["epoch"] for row in read_metrics(run, 2)] == [1, 2]
+
+
+def test_nan_loss_stops_and_keeps_last_checkpoint(tmp_path, monkeypatch):
+    calls = tf.Variable(0)
+
+    def poisoned_l1(sharp, restored):
+        calls.assign_add(1)
+        loss = tf.reduce_mean(tf.abs(sharp - restored), axis=(1, 2, 3))
+        # A NaN added as a constant: the gradients stay finite, so the weights before it are good.
+        return loss + tf.where(calls > 3, np.nan, 0.0)
+
+    monkeypatch.setitem(trainer.PIXEL_LOSSES, "l1", poisoned_l1)
+    with pytest.raises(TrainingError, match=r"loss became nan at step 4.*ckpt-2"):
+        quiet_train(smoke_config(), tmp_path / "run")
+    assert tf.train.latest_checkpoint(str(tmp_path / "run" / "checkpoints")).endswith("ckpt-2")
+    assert not (tmp_path / "run" / "model.keras").exists()
+
+
+def test_ctrl_c_saves_a_checkpoint(tmp_path, monkeypatch):
+    updates = []
+
+    class InterruptingBar(trainer.tqdm):
+        def update(self, n=1):
+            super().update(n)
+            updates.append(n)
+            if len(updates) == 3:
+                raise KeyboardInterrupt
+
+    monkeypatch.setattr(trainer, "tqdm", InterruptingBar)
+    with pytest.raises(TrainingInterrupted, match="interrupted at step 3"):
+        quiet_train(smoke_config(), tmp_path / "run")
+    assert tf.train.latest_checkpoint(str(tmp_path / "run" / "checkpoints")).endswith("ckpt-3")
+    monkeypatch.undo()
+    assert quiet_train(smoke_config(), tmp_path / "run").step == 8
+
+
+@pytest.mark.parametrize("policy", ["mixed_bfloat16", "mixed_float16"])
+def test_mixed_precision_runs(tmp_path, policy):
+    config = smoke_config(f"train.precision={policy}", "train.epochs=1", "train.steps_per_epoch=2")
+    result = quiet_train(config, tmp_path / "run")
+    assert result.precision == policy and np.isfinite(result.metrics[-1]["loss"])
+    loaded = keras.saving.load_model(tmp_path / "run" / "model.keras")
+    assert {layer.dtype_policy.name for layer in loaded.layers if layer.weights} == {"float32"}
+
+
+def test_float16_uses_loss_scaling():
+    config = smoke_config()
+    assert isinstance(trainer._optimizer(config.train, 10, "mixed_float16"), keras.optimizers.LossScaleOptimizer)
+    assert not isinstance(trainer._optimizer(config.train, 10, "mixed_bfloat16"), keras.optimizers.LossScaleOptimizer)
+
+
+def test_cosine_schedule_warms_up_and_decays():
+    config = smoke_config("train.schedule=cosine", "train.warmup_steps=5", "train.learning_rate=0.01")
+    schedule = trainer._optimizer(config.train, 105, "float32")._learning_rate
+    assert float(schedule(0)) == pytest.approx(0.0)
+    assert float(schedule(5)) == pytest.approx(0.01)
+    assert float(schedule(55)) == pytest.approx(0.005, rel=1e-3)
+    assert float(schedule(105)) == pytest.approx(0.0, abs=1e-7)
+
+
+def test_run_folder_guards(tmp_path):
+    (tmp_path / "foreign").mkdir()
+    (tmp_path / "foreign" / "holiday.jpg").write_bytes(b"x")
+    with pytest.raises(RunFolderError, match="not a deblur run"):
+        quiet_train(smoke_config(), tmp_path / "foreign")
+    assert (tmp_path / "foreign" / "holiday.jpg").read_bytes() == b"x"
+    quiet_train(smoke_config("train.epochs=1"), tmp_path / "run")
+    with pytest.raises(RunFolderError, match="different model"):
+        quiet_train(smoke_config("model.width=4"), tmp_path / "run")
+
+
+def test_bad_data_trains_nothing(tmp_path):
+    data = make_flat_dataset(tmp_path / "data", count=3)
+    (data / "sharp" / "001.png").unlink()
+    with pytest.raises(DatasetError, match="001.png: no sharp partner"):
+        quiet_train(smoke_config(f"data.root={data}"), tmp_path / "run")
+    assert not (tmp_path / "run" / "model.keras").exists()
+    assert not (tmp_path / "run" / "checkpoints").exists()
+
+
+@pytest.mark.slow
+def test_perceptual_loss_with_local_weights(tmp_path):
+    weights = tmp_path / "vgg16_notop.weights.h5"
+    keras.applications.VGG16(include_top=False, weights=None).save_weights(weights)
+    config = smoke_config(
+        "train.perceptual_weight=0.01", f"train.vgg_weights={weights}", "train.epochs=1", "train.steps_per_epoch=2"
+    )
+    assert np.isfinite(quiet_train(config, tmp_path / "run").metrics[-1]["loss"])
