@@ -86,7 +86,7 @@ class TrainConfig:
     steps_per_epoch: int | None = 200  # None: one pass over the training pairs
     learning_rate: float = 1e-4
     schedule: str = "constant"  # constant | cosine (decays to 0 over all steps, after the warm-up)
-    warmup_steps: int = 0
+    warmup_steps: int = 0  # linear warm-up from 0; Adam's first steps are the ones most likely to diverge
     loss: str = "l1"  # l1 | charbonnier
     perceptual_weight: float = 0.0  # > 0 adds a VGG16 conv3_3 feature loss; needs vgg_weights
     vgg_weights: str | None = None  # a local ImageNet VGG16 (include_top=False) weights file
@@ -111,9 +111,7 @@ class TrainConfig:
         _check_choice("train.loss", self.loss, ("l1", "charbonnier"))
         _check_range("train.perceptual_weight", self.perceptual_weight, 0.0, 1e6)
         _check_choice("train.strategy", self.strategy, ("auto", "default", "mirrored", "multi-worker"))
-        _check_choice(
-            "train.precision", self.precision, ("auto", "float32", "mixed_float16", "mixed_bfloat16")
-        )
+        _check_choice("train.precision", self.precision, ("auto", "float32", "mixed_float16", "mixed_bfloat16"))
         _check_positive("train.cpu_replicas", self.cpu_replicas)
         _check_positive("train.checkpoint_every", self.checkpoint_every)
         _check_positive("train.keep_checkpoints", self.keep_checkpoints)

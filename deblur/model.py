@@ -157,12 +157,9 @@ def build_generator(
 
     x = ReflectionPad2D(3, dtype=dtype, name="tail_pad")(x)
     init = "zeros" if zero_init_output else "glorot_uniform"
-    x = layers.Conv2D(
-        3, 7, padding="valid", kernel_initializer=init, dtype="float32", name="tail_conv"
-    )(x)
+    x = layers.Conv2D(3, 7, padding="valid", kernel_initializer=init, dtype="float32", name="tail_conv")(x)
     residual = layers.Activation("tanh", dtype="float32", name="tail_tanh")(x)
     sharp = layers.Add(dtype="float32", name="global_skip")([padded, residual])
     sharp = layers.ReLU(max_value=1.0, dtype="float32", name="clip_to_range")(sharp)
     sharp = CropToMatch(dtype="float32", name="crop_to_input")([sharp, blurry])
     return keras.Model(blurry, sharp, name=name)
-

@@ -31,7 +31,7 @@ def test_patches_stay_aligned(pairs, tmp_path, options):
         assert blurry.shape == (3, 16, 16, 3) and blurry.dtype == tf.float32
         # sharp = 255 - blurry on random noise, so only identical crops and transforms satisfy this.
         np.testing.assert_allclose(sharp.numpy(), 1.0 - blurry.numpy(), atol=1e-6)
-        assert 0.0 <= blurry.numpy().min() and blurry.numpy().max() <= 1.0
+        assert blurry.numpy().min() >= 0.0 and blurry.numpy().max() <= 1.0
         seen.add(blurry.numpy()[0, 0, 0, 0])
     assert len(seen) > 6  # crops differ from batch to batch
 

@@ -152,8 +152,7 @@ def check_pairs(pairs: list[Pair], min_size: int | None = None, *, progress: boo
             )
         elif min_size and min(blurry_size) < min_size:
             problems.append(
-                f"{pair.blurry}: {blurry_size[0]}x{blurry_size[1]} is smaller than the "
-                f"{min_size}x{min_size} patch size"
+                f"{pair.blurry}: {blurry_size[0]}x{blurry_size[1]} is smaller than the {min_size}x{min_size} patch size"
             )
     return problems
 

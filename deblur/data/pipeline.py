@@ -43,9 +43,7 @@ def _paths(pairs: list[Pair]) -> tf.data.Dataset:
     return tf.data.Dataset.from_tensor_slices(([str(p.blurry) for p in pairs], [str(p.sharp) for p in pairs]))
 
 
-def decoded_pairs(
-    pairs: list[Pair], options: PipelineOptions, *, shuffle_seed: int | None = None
-) -> tf.data.Dataset:
+def decoded_pairs(pairs: list[Pair], options: PipelineOptions, *, shuffle_seed: int | None = None) -> tf.data.Dataset:
     """(blurry, sharp) uint8 images, decoded and cached as configured; one pass over `pairs`."""
     dataset = _paths(pairs)
     if shuffle_seed is not None:

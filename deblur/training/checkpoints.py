@@ -51,8 +51,8 @@ class RunFolder:
         return self.root / "model.keras"
 
 
-def prepare_run_folder(root: Path, config: Config, *, write: bool) -> RunFolder:
-    """Check that `root` is empty, missing, or a run of the same model; record the config if `write`.
+def check_run_folder(root: Path, config: Config) -> RunFolder:
+    """Check that `root` is empty, missing, or a run of the same model, before anything is written.
 
     A folder of other files is refused rather than written into, and so is a run of a different model (its
     checkpoints could not be restored).
@@ -72,10 +72,12 @@ def prepare_run_folder(root: Path, config: Config, *, write: bool) -> RunFolder:
             )
     elif run.root.is_dir() and any(run.root.iterdir()):
         raise RunFolderError(f"--out {run.root} already holds files that are not a deblur run; choose another")
-    if write:
-        run.root.mkdir(parents=True, exist_ok=True)
-        atomic_write_text(run.config, config_to_yaml(config))
     return run
+
+
+def record_config(run: RunFolder, config: Config) -> None:
+    run.root.mkdir(parents=True, exist_ok=True)
+    atomic_write_text(run.config, config_to_yaml(config))
 
 
 def checkpoint_manager(

@@ -17,19 +17,20 @@ import numpy as np
 import tensorflow as tf
 from tqdm import tqdm
 
-from deblur.config import Config, config_to_yaml
+from deblur.config import Config
 from deblur.data.demo import ensure_demo_dataset
 from deblur.data.pairs import preflight
 from deblur.data.pipeline import PipelineOptions, train_dataset, val_dataset
-from deblur.files import atomic_path, atomic_write_text
+from deblur.files import atomic_path
 from deblur.losses import PIXEL_LOSSES, build_vgg_features, perceptual_loss, psnr, ssim
 from deblur.model import build_generator
 from deblur.training.checkpoints import (
     RunFolder,
+    check_run_folder,
     checkpoint_manager,
     latest_checkpoint,
-    prepare_run_folder,
     read_metrics,
+    record_config,
     write_metrics,
 )
 from deblur.training.precision import choose_precision, set_policy
@@ -73,9 +74,11 @@ def train(config: Config, out_dir: str | Path, *, progress: bool = True, log: Ca
     log(f"precision: {precision.policy} ({precision.reason})")
     keras.utils.set_random_seed(tcfg.seed)
 
-    run = prepare_run_folder(Path(out_dir), config, write=dist.is_chief)
+    run = check_run_folder(Path(out_dir), config)
     root = dcfg.root or ensure_demo_dataset(dcfg.synth, log=log)
     splits = preflight(root, dcfg.patch_size, progress=progress)
+    if dist.is_chief:  # only once the data has passed: a failed check leaves no run folder behind
+        record_config(run, config)
     val_pairs = splits.val[: dcfg.val_limit] if dcfg.val_limit else splits.val
     global_batch = dcfg.batch_size * replicas
     steps_per_epoch = tcfg.steps_per_epoch or max(1, len(splits.train) // global_batch)
@@ -87,12 +90,28 @@ def train(config: Config, out_dir: str | Path, *, progress: bool = True, log: Ca
 
     options = PipelineOptions(dcfg.parallel, dcfg.cache, dcfg.prefetch, dcfg.augment)
 
+    with strategy.scope():
+        model = build_generator(**asdict(config.model))
+        optimizer = _optimizer(tcfg, total_steps, precision.policy)
+        optimizer.build(model.trainable_variables)
+        step_counter = tf.Variable(0, dtype=tf.int64, trainable=False, name="step")
+        features = build_vgg_features(tcfg.vgg_weights or "") if tcfg.perceptual_weight > 0 else None
+    pixel_loss = PIXEL_LOSSES[tcfg.loss]
+
+    checkpoint = tf.train.Checkpoint(model=model, optimizer=optimizer, step=step_counter)
+    manager = checkpoint_manager(checkpoint, run, is_chief=dist.is_chief, task=dist.task, keep=tcfg.keep_checkpoints)
+    resume_from = latest_checkpoint(run)
+    if resume_from:
+        checkpoint.restore(resume_from).assert_existing_objects_matched()
+        log(f"resuming from {resume_from} at step {int(step_counter.numpy())}")
+    start_step = int(step_counter.numpy())
+
     def dataset_fn(context: tf.distribute.InputContext) -> tf.data.Dataset:
         return train_dataset(
             splits.train,
             patch_size=dcfg.patch_size,
             batch_size=context.get_per_replica_batch_size(global_batch),
-            seed=tcfg.seed,
+            seed=tcfg.seed + start_step,  # a resumed run draws new patches, not the first ones again
             options=options,
             num_shards=context.num_input_pipelines,
             shard_index=context.input_pipeline_id,
@@ -100,23 +119,6 @@ def train(config: Config, out_dir: str | Path, *, progress: bool = True, log: Ca
 
     batches = iter(strategy.distribute_datasets_from_function(dataset_fn))
     validation = val_dataset(val_pairs, crop=dcfg.val_crop, parallel=dcfg.parallel)
-
-    with strategy.scope():
-        model = build_generator(**asdict(config.model))
-        optimizer = _optimizer(tcfg, total_steps, precision.policy)
-        optimizer.build(model.trainable_variables)
-        step_counter = tf.Variable(0, dtype=tf.int64, trainable=False, name="step")
-    features = build_vgg_features(tcfg.vgg_weights or "") if tcfg.perceptual_weight > 0 else None
-    pixel_loss = PIXEL_LOSSES[tcfg.loss]
-
-    checkpoint = tf.train.Checkpoint(model=model, optimizer=optimizer, step=step_counter)
-    manager = checkpoint_manager(
-        checkpoint, run, is_chief=dist.is_chief, task=dist.task, keep=tcfg.keep_checkpoints
-    )
-    resume_from = latest_checkpoint(run)
-    if resume_from:
-        checkpoint.restore(resume_from).assert_existing_objects_matched()
-        log(f"resuming from {resume_from} at step {int(step_counter.numpy())}")
 
     def replica_step(blurry, sharp):
         with tf.GradientTape() as tape:
@@ -145,7 +147,7 @@ def train(config: Config, out_dir: str | Path, *, progress: bool = True, log: Ca
         return (psnr(sharp, restored), ssim(sharp, restored), psnr(sharp, blurry), ssim(sharp, blurry)), restored
 
     writer = tf.summary.create_file_writer(str(run.logs)) if dist.is_chief else tf.summary.create_noop_writer()
-    step = int(step_counter.numpy())
+    step = start_step
     metrics = read_metrics(run, step // steps_per_epoch)
     timer = _StepTimer()
     bar = None
@@ -241,11 +243,13 @@ def train(config: Config, out_dir: str | Path, *, progress: bool = True, log: Ca
 
 def _optimizer(tcfg, total_steps: int, policy: str) -> keras.optimizers.Optimizer:
     learning_rate = tcfg.learning_rate
-    if tcfg.schedule == "cosine":
-        warmup = min(tcfg.warmup_steps, max(total_steps - 1, 0))
+    warmup = min(tcfg.warmup_steps, max(total_steps - 1, 0))
+    if tcfg.schedule == "cosine" or warmup:
+        # A linear warm-up from zero, then cosine decay to zero, or (alpha=1) a constant rate.
         learning_rate = keras.optimizers.schedules.CosineDecay(
             0.0 if warmup else tcfg.learning_rate,
             decay_steps=max(total_steps - warmup, 1),
+            alpha=0.0 if tcfg.schedule == "cosine" else 1.0,
             warmup_target=tcfg.learning_rate if warmup else None,
             warmup_steps=warmup,
         )
@@ -302,5 +306,5 @@ def export_model(model: keras.Model, config: Config, run: RunFolder) -> Path:
     exported.set_weights(model.get_weights())
     with atomic_path(run.model, suffix=".keras") as tmp:
         exported.save(tmp)
-    atomic_write_text(run.config, config_to_yaml(config))
+    record_config(run, config)
     return run.model
