@@ -40,6 +40,7 @@ def atomic_dir(final: str | Path) -> Iterator[Path]:
     final = Path(final)
     final.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{final.name}.", suffix=".tmp", dir=final.parent))
+    os.chmod(tmp, 0o777 & ~_umask())  # mkdtemp makes it private; the final folder gets the usual mode
     try:
         yield tmp
         try:

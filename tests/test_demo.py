@@ -3,6 +3,7 @@ import numpy as np
 from deblur.config import SynthConfig
 from deblur.data.demo import TRAIN_PHOTOS, VAL_PHOTOS, demo_root, ensure_demo_dataset
 from deblur.data.pairs import preflight
+from deblur.files import _umask
 
 
 def test_demo_dataset_made_once_split_by_photo(tmp_path):
@@ -12,6 +13,7 @@ def test_demo_dataset_made_once_split_by_photo(tmp_path):
     assert root == demo_root(synth, tmp_path) and len(messages) == 1
     assert ensure_demo_dataset(synth, home=tmp_path, log=messages.append) == root and len(messages) == 1
     assert [p.name for p in tmp_path.iterdir()] == [root.name]  # no temporary folder left behind
+    assert root.stat().st_mode & 0o777 == 0o777 & ~_umask()
 
     splits = preflight(root, 128)
     assert {p.name.split("/")[0] for p in splits.train} == set(TRAIN_PHOTOS)

@@ -133,11 +133,11 @@ def test_ctrl_c_saves_a_checkpoint(tmp_path, monkeypatch):
             if len(updates) == 3:
                 raise KeyboardInterrupt
 
-    monkeypatch.setattr(trainer, "tqdm", InterruptingBar)
-    with pytest.raises(TrainingInterrupted, match="interrupted at step 3"):
-        quiet_train(smoke_config(), tmp_path / "run")
+    with monkeypatch.context() as patch:  # scoped: undoing everything would also drop the isolated DEBLUR_HOME
+        patch.setattr(trainer, "tqdm", InterruptingBar)
+        with pytest.raises(TrainingInterrupted, match="interrupted at step 3"):
+            quiet_train(smoke_config(), tmp_path / "run")
     assert tf.train.latest_checkpoint(str(tmp_path / "run" / "checkpoints")).endswith("ckpt-3")
-    monkeypatch.undo()
     assert quiet_train(smoke_config(), tmp_path / "run").step == 8
 
 
