@@ -20,6 +20,9 @@ _EXPORTS = {
     "train_dataset": "deblur.data.pipeline",
     "PairSequence": "deblur.data.sequence",
     "ensure_demo_dataset": "deblur.data.demo",
+    "deblur_image": "deblur.inference",
+    "deblur_file": "deblur.inference",
+    "load_deblurrer": "deblur.inference",
 }
 
 __all__ = [*_EXPORTS, "__version__"]

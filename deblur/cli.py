@@ -102,3 +102,91 @@ def train(
         )
     if result.model_path:
         typer.echo(f"model: {result.model_path}")
+
+
+class OutputFormat(str, Enum):
+    png = "png"
+    jpg = "jpg"
+    webp = "webp"
+    bmp = "bmp"
+    tiff = "tiff"
+
+
+class InferencePrecision(str, Enum):
+    auto = "auto"
+    float32 = "float32"
+    bfloat16 = "bfloat16"
+
+
+@app.command()
+def predict(
+    inputs: Annotated[list[Path], typer.Argument(help="Image files and folders (searched recursively).")],
+    model: Annotated[Path | None, typer.Option(help="A model.keras; default: the newest runs/*/model.keras.")] = None,
+    out: Annotated[Path, typer.Option(help="Output folder; <name>.<format> per input.")] = Path("deblurred"),
+    fmt: Annotated[OutputFormat, typer.Option("--format", help="Output format.")] = OutputFormat.png,
+    tile: Annotated[int, typer.Option(min=32, help="Tile side for images over 1 megapixel.")] = 512,
+    overlap: Annotated[int, typer.Option(min=0, help="Pixels shared by neighbouring tiles, blended.")] = 64,
+    side_by_side: Annotated[bool, typer.Option(help="Also write <name>_side_by_side: blurry | deblurred.")] = False,
+    overwrite: Annotated[bool, typer.Option(help="Replace existing outputs.")] = False,
+    precision: Annotated[
+        InferencePrecision,
+        typer.Option(help="auto: bfloat16 on CPUs with native support (needs the run's config.yaml), else float32."),
+    ] = InferencePrecision.auto,
+    max_pixels: Annotated[
+        int, typer.Option(min=1, help="Refuse larger images (a decompression-bomb guard).")
+    ] = 200_000_000,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bars.")] = False,
+) -> None:
+    """Deblur photos of any size with a trained model."""
+    from tqdm import tqdm
+
+    from deblur.inference import ModelLoadError, load_deblurrer, predict_files
+    from deblur.paths import latest_model
+
+    model_path = model or latest_model()
+    if model_path is None:
+        raise fail("no model: train one first (deblur train) or pass --model path/to/model.keras")
+    try:
+        deblurrer = load_deblurrer(model_path, precision=precision.value, tile=tile, overlap=overlap)
+    except (ModelLoadError, ValueError) as err:
+        raise fail(str(err)) from None
+    typer.echo(f"model: {model_path} ({deblurrer.precision})")
+
+    from deblur.imageio import find_images
+
+    files_bar = tqdm(total=len(find_images(inputs)), desc="images", unit="image", disable=quiet)
+
+    def progress(name: str, tiles: int):
+        tiles_bar = tqdm(total=tiles, desc=name, unit="tile", leave=False, disable=quiet)
+
+        def advance(done: int) -> None:
+            tiles_bar.update(done)
+            if tiles_bar.n >= tiles:
+                tiles_bar.close()
+                files_bar.update(1)
+
+        return advance
+
+    try:
+        report = predict_files(
+            inputs,
+            deblurrer,
+            model_path,
+            out,
+            fmt=fmt.value,
+            overwrite=overwrite,
+            side_by_side=side_by_side,
+            max_pixels=max_pixels,
+            progress=progress,
+        )
+    except ValueError as err:
+        raise fail(str(err)) from None
+    finally:
+        files_bar.close()
+    for path in report.written:
+        typer.echo(f"wrote {path}")
+    for _, message in report.failed:
+        typer.secho(f"failed: {message}", fg=typer.colors.RED, err=True)
+    typer.echo(f"{len(report.written)} written, {len(report.failed)} failed")
+    if report.failed:
+        raise typer.Exit(1)

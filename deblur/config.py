@@ -51,6 +51,8 @@ class SynthConfig:
     seed: int = 0
 
     def __post_init__(self) -> None:
+        # Floats stay floats whether written 7 or 7.0: the demo dataset's folder name hashes these values.
+        self.min_length, self.max_length, self.noise = float(self.min_length), float(self.max_length), float(self.noise)
         _check_positive("data.synth.min_length", self.min_length)
         if self.max_length < self.min_length:
             raise ConfigError("data.synth.max_length must be >= data.synth.min_length")

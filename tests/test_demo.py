@@ -24,3 +24,7 @@ def test_demo_dataset_made_once_split_by_photo(tmp_path):
 
 def test_settings_change_the_folder(tmp_path):
     assert demo_root(SynthConfig(noise=0.0), tmp_path) != demo_root(SynthConfig(noise=0.01), tmp_path)
+
+
+def test_integer_and_float_settings_share_a_folder(tmp_path):
+    assert demo_root(SynthConfig(max_length=7), tmp_path) == demo_root(SynthConfig(max_length=7.0), tmp_path)

@@ -1,0 +1,106 @@
+"""Reading and writing photos as people have them, for inference.
+
+In: any format Pillow reads (JPEG, PNG, BMP, WebP, ...), EXIF orientation applied, grayscale / RGBA / 16-bit
+handled; the model sees HWC RGB float32 in [0, 1]. Out: the same kind of image as came in: grayscale stays
+grayscale, alpha is kept unchanged, 16-bit grayscale PNG stays 16-bit (other formats are 8-bit).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+from PIL import Image, ImageOps, UnidentifiedImageError
+
+from deblur.files import atomic_path
+
+DEFAULT_MAX_PIXELS = 200_000_000  # a decompression-bomb guard: 200 MP is far above any camera's photo
+READ_SUFFIXES = {".png", ".jpg", ".jpeg", ".bmp", ".webp", ".tif", ".tiff"}
+WRITE_FORMATS = {"png": "PNG", "jpg": "JPEG", "webp": "WEBP", "bmp": "BMP", "tiff": "TIFF"}
+
+
+class ImageReadError(ValueError):
+    """An input image cannot be used; the message names the file."""
+
+
+@dataclass
+class Photo:
+    rgb: np.ndarray  # HWC float32 in [0, 1]
+    alpha: np.ndarray | None  # HW float32 in [0, 1], put back unchanged on output
+    grayscale: bool
+    sixteen_bit: bool
+
+
+def read_photo(path: str | Path, *, max_pixels: int = DEFAULT_MAX_PIXELS) -> Photo:
+    path = Path(path)
+    # Pillow's own guard is replaced by this one, which names the file and the setting. Opening reads only the
+    # header, so an oversized image is refused before any of it is decoded.
+    Image.MAX_IMAGE_PIXELS = None
+    try:
+        with Image.open(path) as image:
+            if image.width * image.height > max_pixels:
+                raise ImageReadError(
+                    f"{path}: {image.width}x{image.height} = {image.width * image.height:,} pixels, over the "
+                    f"limit of {max_pixels:,} (--max-pixels) that guards against decompression bombs"
+                )
+            image = ImageOps.exif_transpose(image)
+            image.load()
+    except ImageReadError:
+        raise
+    except (UnidentifiedImageError, OSError, SyntaxError, ValueError) as err:
+        raise ImageReadError(f"{path}: not a readable image ({err})") from None
+    return _to_photo(image)
+
+
+def _to_photo(image: Image.Image) -> Photo:
+    if image.mode in ("I;16", "I;16B", "I;16L", "I"):
+        values = np.asarray(image, dtype=np.float32) / 65535.0
+        gray = np.clip(values, 0.0, 1.0)
+        return Photo(np.repeat(gray[:, :, None], 3, axis=-1), None, True, True)
+    alpha = None
+    if image.mode in ("RGBA", "LA", "PA") or (image.mode == "P" and "transparency" in image.info):
+        rgba = image.convert("RGBA")
+        alpha = np.asarray(rgba, dtype=np.float32)[:, :, 3] / 255.0
+    grayscale = image.mode in ("L", "LA", "1")
+    rgb = np.asarray(image.convert("RGB"), dtype=np.float32) / 255.0
+    return Photo(rgb, alpha, grayscale, False)
+
+
+def write_photo(path: str | Path, rgb: np.ndarray, like: Photo, fmt: str = "png") -> None:
+    """Write `rgb` (HWC float in [0, 1]) as `like` came in, atomically: the file appears whole or not at all."""
+    if like.grayscale:
+        gray = np.clip(rgb.mean(axis=-1), 0.0, 1.0)
+        if like.sixteen_bit and fmt == "png":
+            image = Image.fromarray(np.round(gray * 65535).astype(np.uint16))
+        else:
+            image = Image.fromarray(np.round(gray * 255).astype(np.uint8))
+    else:
+        image = Image.fromarray(_to_uint8(rgb))
+    if like.alpha is not None and not like.sixteen_bit and fmt in ("png", "webp", "tiff"):
+        image = image.convert("LA" if like.grayscale else "RGBA")
+        image.putalpha(Image.fromarray(np.round(like.alpha * 255).astype(np.uint8)))
+    with atomic_path(path, suffix=Path(path).suffix) as tmp:
+        image.save(tmp, format=WRITE_FORMATS[fmt], **({"quality": 95} if fmt in ("jpg", "webp") else {}))
+
+
+def _to_uint8(rgb: np.ndarray, rows: int = 256) -> np.ndarray:
+    # In bands of rows: a float copy of a whole 24-megapixel image would be another 288 MB.
+    out = np.empty(rgb.shape, dtype=np.uint8)
+    for top in range(0, rgb.shape[0], rows):
+        band = np.clip(rgb[top : top + rows], 0.0, 1.0) * 255.0
+        out[top : top + rows] = np.round(band)
+    return out
+
+
+def find_images(inputs: list[Path]) -> list[tuple[Path, Path]]:
+    """(image, name relative to what was given) for files given and images found in folders, recursively."""
+    found = []
+    for item in inputs:
+        if item.is_dir():
+            for path in sorted(item.rglob("*")):
+                if path.is_file() and path.suffix.lower() in READ_SUFFIXES and not path.name.startswith("."):
+                    found.append((path, path.relative_to(item)))
+        else:
+            found.append((item, Path(item.name)))
+    return found

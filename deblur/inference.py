@@ -1,0 +1,261 @@
+"""Deblurring photos of any size with a trained model: whole when small, else overlapping tiles blended so that
+no seam shows. Images are HWC RGB float32 in [0, 1], as everywhere in deblur."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
+
+import keras
+import numpy as np
+
+from deblur.imageio import DEFAULT_MAX_PIXELS, WRITE_FORMATS, ImageReadError, find_images, read_photo, write_photo
+
+DEFAULT_TILE = 512  # the largest tile side
+DEFAULT_OVERLAP = 64  # wide enough that tiles agree where they are blended (see tests/test_inference.py)
+# Pixels per model call. The full-size generator needs about 5 GB per megapixel in one call on a CPU (measured
+# with the full model in bfloat16); 512x512 keeps a 24-megapixel photo under 4 GB in all. Batching several tiles
+# per call was no faster on a CPU (44.7 s against 47.6 s for 4 MP), so only tiles that fit this are batched.
+CALL_PIXELS = 512 * 512
+# The generator downsamples twice by 2: a tile that starts off this grid samples other pixels than the whole
+# image does and disagrees with its neighbours (36 dB against 57 dB measured), so tiles start and end on it.
+GRID = 4
+
+
+class ModelLoadError(ValueError):
+    """The model file is missing or is not a deblur model."""
+
+
+@dataclass
+class Deblurrer:
+    """A loaded model with its tiling settings; call it on an HWC RGB float32 image in [0, 1]."""
+
+    model: keras.Model
+    precision: str = "float32"
+    tile: int = DEFAULT_TILE
+    overlap: int = DEFAULT_OVERLAP
+    call_pixels: int = CALL_PIXELS  # an image this size or smaller goes through whole
+
+    def __post_init__(self) -> None:
+        if self.tile < 8 * GRID or self.tile % GRID:
+            raise ValueError(f"--tile must be a multiple of {GRID} and at least {8 * GRID}: {self.tile}")
+        if not 0 <= self.overlap < self.tile // 2:
+            raise ValueError(f"--overlap must be at least 0 and less than half of --tile ({self.tile}): {self.overlap}")
+
+    def tiles(self, height: int, width: int) -> list[tuple[int, int, int, int]]:
+        """(top, left, tile height, tile width) of every tile; one tile when the image fits the budget.
+
+        The tiles form the smallest grid whose tiles are at most `tile` a side and share at least `overlap`
+        pixels, each shrunk to what that grid needs: less overlap to compute twice than fixed-size tiles.
+        """
+        if height * width <= self.call_pixels:
+            return [(0, 0, height, width)]
+        tile_h, tops = _grid(_round_up(height), self.tile, self.overlap)
+        tile_w, lefts = _grid(_round_up(width), self.tile, self.overlap)
+        return [(top, left, tile_h, tile_w) for top in tops for left in lefts]
+
+    def __call__(self, image: np.ndarray, on_tiles: Callable[[int], None] | None = None) -> np.ndarray:
+        image = np.asarray(image, dtype=np.float32)
+        height, width = image.shape[:2]
+        tiles = self.tiles(height, width)
+        if len(tiles) == 1:
+            result = np.asarray(self.model(image[None], training=False))[0]
+            if on_tiles:
+                on_tiles(1)
+            return result
+        tile_h, tile_w = tiles[0][2], tiles[0][3]
+        weight = np.outer(_ramp(tile_h, self.overlap), _ramp(tile_w, self.overlap))[:, :, None]
+        total = np.zeros_like(image)
+        weights = np.zeros((height, width, 1), dtype=np.float32)
+        per_call = max(1, self.call_pixels // (tile_h * tile_w))
+        for first in range(0, len(tiles), per_call):
+            chunk = tiles[first : first + per_call]
+            batch = np.stack(
+                [_mirror_to(image[t : t + tile_h, x : x + tile_w], tile_h, tile_w) for t, x, _, _ in chunk]
+            )
+            restored = np.asarray(self.model(batch, training=False))
+            for (top, left, _, _), piece in zip(chunk, restored, strict=True):
+                # Edge tiles reach past the image by up to GRID - 1 mirrored pixels: keep only the image part.
+                h, w = min(tile_h, height - top), min(tile_w, width - left)
+                total[top : top + h, left : left + w] += piece[:h, :w] * weight[:h, :w]
+                weights[top : top + h, left : left + w] += weight[:h, :w]
+            if on_tiles:
+                on_tiles(len(chunk))
+        total /= weights  # in place: at 24 megapixels each float image is 288 MB
+        return total
+
+
+def _round_up(size: int) -> int:
+    return -(-size // GRID) * GRID
+
+
+def _grid(size: int, tile: int, overlap: int) -> tuple[int, list[int]]:
+    """Tile length and starts along one side (`size` a multiple of GRID): the fewest tiles of about `tile` or
+    less that share at least `overlap` pixels, with lengths and starts on the GRID."""
+    if size <= tile:
+        return size, [0]
+    # GRID more overlap than asked leaves room to move each start down onto the grid.
+    count = -(-(size - overlap - GRID) // (tile - overlap - GRID))
+    length = min(size, _round_up(-(-(size + (count - 1) * (overlap + GRID)) // count)))
+    starts = [round(i * (size - length) / (count - 1)) // GRID * GRID for i in range(count)]
+    return length, starts
+
+
+def _mirror_to(tile: np.ndarray, height: int, width: int) -> np.ndarray:
+    """Pad an edge tile at the bottom and right by mirroring, as the model itself pads the whole image."""
+    pad_h, pad_w = height - tile.shape[0], width - tile.shape[1]
+    if pad_h or pad_w:
+        tile = np.pad(tile, ((0, pad_h), (0, pad_w), (0, 0)), mode="symmetric")
+    return tile
+
+
+def _ramp(length: int, overlap: int) -> np.ndarray:
+    """Blending weights along one side of a tile: rising over `overlap` pixels at each end, never zero."""
+    centres = np.arange(length, dtype=np.float32) + 0.5
+    ramp = np.minimum(centres, length - centres) / max(overlap, 1)
+    return np.clip(ramp, 1e-3, 1.0)
+
+
+def load_deblurrer(
+    path: str | Path,
+    *,
+    precision: str = "float32",
+    tile: int = DEFAULT_TILE,
+    overlap: int = DEFAULT_OVERLAP,
+) -> Deblurrer:
+    """Load a `model.keras` written by `deblur train` (with `safe_mode=True`).
+
+    precision "bfloat16" rebuilds the model under the mixed_bfloat16 policy from the `config.yaml` beside it;
+    "auto" does so where the CPU has native bfloat16 and that file is there, and uses float32 otherwise.
+    On the demo model bfloat16 changed validation PSNR by less than 0.001 dB (benchmarks/predict_speed.py).
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise ModelLoadError(f"model file {path} not found")
+    import deblur.model  # noqa: F401  registers the custom layers for loading
+
+    try:
+        model = keras.saving.load_model(path, safe_mode=True, compile=False)
+    except Exception as err:  # Keras raises many kinds for a file that is not a model it can read
+        raise ModelLoadError(f"{path} is not a deblur model ({type(err).__name__}: {str(err)[:200]})") from None
+    if (
+        not isinstance(model, keras.Model)
+        or len(model.inputs) != 1
+        or tuple(model.inputs[0].shape[1:]) != (None, None, 3)
+        or tuple(model.outputs[0].shape[1:]) != (None, None, 3)
+    ):
+        raise ModelLoadError(f"{path} is a Keras model but not a deblur model (it must map any-size RGB to RGB)")
+    if precision == "auto":
+        precision = "bfloat16" if _native_bfloat16() and (path.parent / "config.yaml").is_file() else "float32"
+    if precision == "bfloat16":
+        model = _rebuild(model, path.parent / "config.yaml", "mixed_bfloat16")
+    elif precision != "float32":
+        raise ValueError(f"precision must be auto, float32 or bfloat16, not {precision!r}")
+    return Deblurrer(model, precision, tile, overlap)
+
+
+def _native_bfloat16() -> bool:
+    from deblur.training.precision import cpu_bf16_flags, gpu_compute_capabilities
+
+    # On a GPU the model runs in float32 here: bfloat16 inference was only measured on CPUs.
+    return not gpu_compute_capabilities() and bool(cpu_bf16_flags())
+
+
+def _rebuild(model: keras.Model, config_path: Path, policy: str) -> keras.Model:
+    from deblur.config import ConfigError, load_config
+    from deblur.model import build_generator
+
+    try:
+        model_args = asdict(load_config(config_path).model)
+    except ConfigError as err:
+        raise ModelLoadError(f"bfloat16 inference needs the run's config.yaml beside the model: {err}") from None
+    rebuilt = build_generator(**model_args, dtype=policy)
+    rebuilt.set_weights(model.get_weights())
+    return rebuilt
+
+
+def deblur_image(image: np.ndarray, model: str | Path | Deblurrer) -> np.ndarray:
+    """Deblur one HWC RGB float32 image in [0, 1] of any size; `model` is a model file or a loaded Deblurrer."""
+    deblurrer = model if isinstance(model, Deblurrer) else load_deblurrer(model)
+    return deblurrer(image)
+
+
+def deblur_file(source: str | Path, target: str | Path, model: str | Path | Deblurrer, fmt: str = "png") -> None:
+    """Deblur one image file into another (written atomically); grayscale, alpha and 16-bit are kept."""
+    deblurrer = model if isinstance(model, Deblurrer) else load_deblurrer(model)
+    photo = read_photo(source)
+    write_photo(target, deblurrer(photo.rgb), photo, fmt)
+
+
+# === Files ===
+
+
+@dataclass
+class PredictReport:
+    model: Path
+    written: list[Path] = field(default_factory=list)
+    failed: list[tuple[Path, str]] = field(default_factory=list)
+
+
+def output_paths(images: list[tuple[Path, Path]], out_dir: Path, fmt: str) -> dict[Path, Path]:
+    """Where each input's result goes; refuses two inputs writing one file, or an output over an input."""
+    outputs: dict[Path, Path] = {}
+    taken: dict[Path, Path] = {}
+    inputs = {path.resolve() for path, _ in images}
+    for path, name in images:
+        target = out_dir / name.with_suffix(f".{fmt}")
+        if target.resolve() in inputs:
+            raise ValueError(f"{target} would overwrite an input; choose another --out")
+        if target in taken:
+            raise ValueError(f"{path} and {taken[target]} would both be written to {target}; deblur them separately")
+        taken[target] = path
+        outputs[path] = target
+    return outputs
+
+
+def predict_files(
+    inputs: list[Path],
+    deblurrer: Deblurrer,
+    model_path: Path,
+    out_dir: Path,
+    *,
+    fmt: str = "png",
+    overwrite: bool = False,
+    side_by_side: bool = False,
+    max_pixels: int = DEFAULT_MAX_PIXELS,
+    progress: Callable[[str, int], Callable[[int], None]] | None = None,
+) -> PredictReport:
+    """Deblur every image in `inputs` (files, or folders searched recursively) into `out_dir`.
+
+    A file that fails is reported in the result and the others go on. `progress(name, tiles)` may return a
+    callback told how many tiles are done.
+    """
+    if fmt not in WRITE_FORMATS:
+        raise ValueError(f"--format must be one of {', '.join(WRITE_FORMATS)}; got {fmt!r}")
+    images = find_images(inputs)
+    report = PredictReport(model_path)
+    for path, _ in images:
+        if not path.exists():
+            report.failed.append((path, f"{path}: no such file"))
+    images = [(path, name) for path, name in images if path.exists()]
+    outputs = output_paths(images, out_dir, fmt)
+    for path, _ in images:
+        target = outputs[path]
+        pair_target = target.with_name(f"{target.stem}_side_by_side{target.suffix}")
+        if not overwrite and (target.exists() or (side_by_side and pair_target.exists())):
+            report.failed.append((path, f"{target}: exists; pass --overwrite to replace it"))
+            continue
+        try:
+            photo = read_photo(path, max_pixels=max_pixels)
+        except ImageReadError as err:
+            report.failed.append((path, str(err)))
+            continue
+        height, width = photo.rgb.shape[:2]
+        on_tiles = progress(path.name, len(deblurrer.tiles(height, width))) if progress else None
+        restored = deblurrer(photo.rgb, on_tiles)
+        write_photo(target, restored, photo, fmt)
+        if side_by_side:
+            write_photo(pair_target, np.concatenate([photo.rgb, restored], axis=1), replace(photo, alpha=None), fmt)
+        report.written.append(target)
+    return report

@@ -1,0 +1,224 @@
+from itertools import pairwise
+
+import numpy as np
+import pytest
+from PIL import Image
+from typer.testing import CliRunner
+
+from deblur.cli import app
+from deblur.config import Config, ModelConfig, config_to_yaml
+from deblur.imageio import ImageReadError, read_photo
+from deblur.inference import Deblurrer, ModelLoadError, deblur_file, load_deblurrer, predict_files
+from deblur.model import build_generator
+
+runner = CliRunner()
+
+
+def save_model(folder, **model_args):
+    """A run folder with model.keras and config.yaml, as `deblur train` leaves it."""
+    folder.mkdir(parents=True, exist_ok=True)
+    args = {"width": 4, "blocks": 1, "norm": "none", **model_args}
+    build_generator(**args).save(folder / "model.keras")
+    (folder / "config.yaml").write_text(config_to_yaml(Config(model=ModelConfig(**args))))
+    return folder / "model.keras"
+
+
+@pytest.fixture
+def identity_model(tmp_path):
+    return save_model(tmp_path / "identity")  # zero-started output: returns its input exactly
+
+
+@pytest.fixture
+def random_model(tmp_path):
+    return save_model(tmp_path / "random", zero_init_output=False, width=6, blocks=2)
+
+
+def noise(shape, seed=0):
+    return np.random.default_rng(seed).integers(0, 256, shape, dtype=np.uint8)
+
+
+def test_tiled_matches_untiled(random_model):
+    whole = load_deblurrer(random_model)
+    image = np.random.default_rng(1).random((200, 180, 3)).astype("float32")
+    expected = whole(image)
+    # Tiles a few times this network's receptive field (about 50 px), as 512 px is for the full model.
+    tiled = Deblurrer(whole.model, tile=128, overlap=48, call_pixels=1)
+    assert len(tiled.tiles(200, 180)) == 4 and tiled.tiles(200, 180)[0][2:] == (128, 116)
+    result = tiled(image)
+    mse = np.mean((result - expected) ** 2)
+    assert 10 * np.log10(1 / mse) > 45  # no seams: blending the tiles agrees with the whole-image result
+    assert np.abs(result - expected).max() < 0.05
+    batched = Deblurrer(whole.model, tile=128, overlap=48, call_pixels=2 * 128 * 116)  # two tiles a call
+    np.testing.assert_allclose(batched(image), result, atol=1e-5)
+
+
+@pytest.mark.parametrize("height, width, tile, overlap", [(200, 180, 100, 40), (203, 181, 96, 32), (150, 130, 64, 24)])
+def test_tiles_sit_on_the_downsampling_grid(random_model, height, width, tile, overlap):
+    # A tile starting off the 4-pixel grid sees other stride-2 samples than the whole image and disagrees.
+    whole = load_deblurrer(random_model)
+    tiled = Deblurrer(whole.model, tile=tile, overlap=overlap, call_pixels=1)
+    tiles = tiled.tiles(height, width)
+    assert len(tiles) > 2 and all(t % 4 == 0 and x % 4 == 0 and h % 4 == 0 and w % 4 == 0 for t, x, h, w in tiles)
+    image = np.random.default_rng(3).random((height, width, 3)).astype("float32")
+    mse = np.mean((tiled(image) - whole(image)) ** 2)
+    assert 10 * np.log10(1 / mse) > 40
+
+
+def test_tiles_cover_the_image_to_its_edges():
+    deblurrer = Deblurrer(model=None, tile=64, overlap=16, call_pixels=1)
+    tiles = deblurrer.tiles(150, 100)
+    covered = np.zeros((150, 100), int)
+    for top, left, h, w in tiles:
+        assert h <= 64 and w <= 64
+        covered[top : top + h, left : left + w] += 1
+    assert covered.min() >= 1
+    tops = sorted({top for top, _, _, _ in tiles})
+    height = tiles[0][2]
+    assert tops[0] == 0 and 0 <= tops[-1] + height - 150 < 4  # the last tile ends on the grid, just past the edge
+    assert all(b - a <= height - 16 for a, b in pairwise(tops))  # neighbours share at least the overlap
+    with pytest.raises(ValueError, match="--tile must be a multiple of 4"):
+        Deblurrer(model=None, tile=66, overlap=16)
+    assert Deblurrer(model=None).tiles(100, 100) == [(0, 0, 100, 100)]
+    with pytest.raises(ValueError, match="--overlap"):
+        Deblurrer(model=None, tile=64, overlap=32)
+
+
+def test_exif_orientation_is_applied(identity_model, tmp_path):
+    array = noise((30, 40, 3))
+    exif = Image.Exif()
+    exif[0x0112] = 6  # rotated 90 degrees: viewers show it 30 wide and 40 tall
+    Image.fromarray(array).save(tmp_path / "turned.jpg", exif=exif, quality=100)
+    deblur_file(tmp_path / "turned.jpg", tmp_path / "out.png", identity_model)
+    out = np.asarray(Image.open(tmp_path / "out.png"))
+    assert out.shape == (40, 30, 3)
+    upright = np.asarray(Image.open(tmp_path / "turned.jpg").transpose(Image.Transpose.ROTATE_270))
+    np.testing.assert_allclose(out.astype(int), upright.astype(int), atol=1)
+
+
+def test_grayscale_stays_grayscale(identity_model, tmp_path):
+    Image.fromarray(noise((20, 24))).save(tmp_path / "g.png")
+    deblur_file(tmp_path / "g.png", tmp_path / "out.png", identity_model)
+    out = Image.open(tmp_path / "out.png")
+    assert out.mode == "L"
+    np.testing.assert_array_equal(np.asarray(out), np.asarray(Image.open(tmp_path / "g.png")))
+
+
+def test_alpha_is_kept(identity_model, tmp_path):
+    rgba = noise((20, 24, 4))
+    Image.fromarray(rgba).save(tmp_path / "a.png")
+    deblur_file(tmp_path / "a.png", tmp_path / "out.png", identity_model)
+    out = np.asarray(Image.open(tmp_path / "out.png"))
+    assert out.shape == (20, 24, 4)
+    np.testing.assert_array_equal(out, rgba)
+
+
+def test_sixteen_bit_stays_sixteen_bit(identity_model, tmp_path):
+    values = np.random.default_rng(0).integers(0, 65536, (20, 24)).astype(np.uint16)
+    Image.fromarray(values).save(tmp_path / "deep.png")
+    deblur_file(tmp_path / "deep.png", tmp_path / "out.png", identity_model)
+    out = np.asarray(Image.open(tmp_path / "out.png")).astype(int)
+    np.testing.assert_allclose(out, values.astype(int), atol=2)  # float32 keeps 16 bits to within rounding
+
+
+def test_folder_with_a_corrupt_file(identity_model, tmp_path):
+    src = tmp_path / "in"
+    (src / "sub").mkdir(parents=True)
+    Image.fromarray(noise((16, 16, 3))).save(src / "sub" / "good.jpg")
+    (src / "broken.jpg").write_bytes(b"\xff\xd8\xff not really a jpeg")
+    report = predict_files([src], load_deblurrer(identity_model), identity_model, tmp_path / "out")
+    assert report.written == [tmp_path / "out" / "sub" / "good.png"]
+    assert [path.name for path, _ in report.failed] == ["broken.jpg"]
+    assert "broken.jpg: not a readable image" in report.failed[0][1]
+    assert sorted(p.name for p in (tmp_path / "out").rglob("*")) == ["good.png", "sub"]  # no temporary files
+
+
+def test_cli_exit_code_and_summary(identity_model, tmp_path):
+    Image.fromarray(noise((16, 16, 3))).save(tmp_path / "good.png")
+    (tmp_path / "bad.jpg").write_bytes(b"junk")
+    out = tmp_path / "out"
+    args = ["predict", str(tmp_path / "good.png"), str(tmp_path / "bad.jpg"), "--model", str(identity_model)]
+    result = runner.invoke(app, [*args, "--out", str(out), "-q"])
+    assert result.exit_code == 1
+    assert "bad.jpg: not a readable image" in result.output and "1 written, 1 failed" in result.output
+    assert (out / "good.png").is_file()
+
+
+def test_existing_outputs_need_overwrite(identity_model, tmp_path):
+    Image.fromarray(noise((16, 16, 3))).save(tmp_path / "x.png")
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "x.png").write_bytes(b"precious")
+    deblurrer = load_deblurrer(identity_model)
+    report = predict_files([tmp_path / "x.png"], deblurrer, identity_model, out)
+    assert "exists; pass --overwrite" in report.failed[0][1]
+    assert (out / "x.png").read_bytes() == b"precious"
+    report = predict_files([tmp_path / "x.png"], deblurrer, identity_model, out, overwrite=True, side_by_side=True)
+    assert report.written == [out / "x.png"] and Image.open(out / "x.png").size == (16, 16)
+    assert Image.open(out / "x_side_by_side.png").size == (32, 16)
+
+
+def test_never_writes_over_an_input_or_twice_to_one_file(identity_model, tmp_path):
+    Image.fromarray(noise((16, 16, 3))).save(tmp_path / "x.png")
+    deblurrer = load_deblurrer(identity_model)
+    with pytest.raises(ValueError, match="would overwrite an input"):
+        predict_files([tmp_path / "x.png"], deblurrer, identity_model, tmp_path, overwrite=True)
+    Image.fromarray(noise((16, 16, 3))).save(tmp_path / "x.jpg")
+    with pytest.raises(ValueError, match="would both be written"):
+        predict_files([tmp_path / "x.png", tmp_path / "x.jpg"], deblurrer, identity_model, tmp_path / "out")
+
+
+def test_decompression_bomb_guard(tmp_path):
+    Image.fromarray(noise((100, 100, 3))).save(tmp_path / "big.png")
+    with pytest.raises(
+        ImageReadError, match=r"big.png: 100x100 = 10,000 pixels, over the limit of 5,000 \(--max-pixels\)"
+    ):
+        read_photo(tmp_path / "big.png", max_pixels=5000)
+
+
+def test_not_a_deblur_model(tmp_path):
+    with pytest.raises(ModelLoadError, match="not found"):
+        load_deblurrer(tmp_path / "missing.keras")
+    (tmp_path / "junk.keras").write_bytes(b"not a zip")
+    with pytest.raises(ModelLoadError, match="junk.keras is not a deblur model"):
+        load_deblurrer(tmp_path / "junk.keras")
+    import keras
+
+    other = keras.Sequential([keras.Input((8,)), keras.layers.Dense(2)])
+    other.save(tmp_path / "dense.keras")
+    with pytest.raises(ModelLoadError, match="not a deblur model"):
+        load_deblurrer(tmp_path / "dense.keras")
+
+
+def test_no_model_says_train_first(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    result = runner.invoke(app, ["predict", "x.png"])
+    assert result.exit_code == 1 and "train one first" in result.output
+
+
+def test_newest_run_is_the_default_model(identity_model, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    save_model(tmp_path / "runs" / "20260101-000000")
+    Image.fromarray(noise((16, 16, 3))).save(tmp_path / "x.png")
+    result = runner.invoke(app, ["predict", "x.png", "-q"])
+    assert result.exit_code == 0, result.output
+    assert "model: runs/20260101-000000/model.keras" in result.output
+    assert (tmp_path / "deblurred" / "x.png").is_file()
+
+
+def test_bfloat16_inference_close_to_float32(random_model):
+    image = np.random.default_rng(2).random((40, 48, 3)).astype("float32")
+    full = load_deblurrer(random_model)(image)
+    half = load_deblurrer(random_model, precision="bfloat16")
+    assert half.model.get_layer("head_conv").compute_dtype == "bfloat16"
+    assert np.abs(half(image) - full).mean() < 0.01
+
+
+def test_auto_precision(random_model, monkeypatch):
+    from deblur import inference
+
+    monkeypatch.setattr(inference, "_native_bfloat16", lambda: True)
+    assert load_deblurrer(random_model, precision="auto").precision == "bfloat16"
+    (random_model.parent / "config.yaml").unlink()  # cannot rebuild without the run's config
+    assert load_deblurrer(random_model, precision="auto").precision == "float32"
+    monkeypatch.setattr(inference, "_native_bfloat16", lambda: False)
+    assert load_deblurrer(random_model, precision="auto").model.get_layer("head_conv").compute_dtype == "float32"
