@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from tqdm import tqdm
 
 app = typer.Typer(
     help="Deblur photos with a DeblurGAN-style CNN, and measure what each training optimization buys.",
@@ -104,6 +105,32 @@ def train(
         typer.echo(f"model: {result.model_path}")
 
 
+class ProgressBars:
+    """Progress bars for predict: one over the images, one over the tiles of the image being deblurred."""
+
+    def __init__(self, quiet: bool) -> None:
+        self.quiet = quiet
+        self.images: tqdm | None = None
+        self.tiles: tqdm | None = None
+
+    def start(self, images: int) -> None:
+        self.images = tqdm(total=images, desc="images", unit="image", disable=self.quiet)
+
+    def image(self, name: str, tiles: int):
+        self.tiles = tqdm(total=tiles, desc=name, unit="tile", leave=False, disable=self.quiet)
+        return self.tiles.update
+
+    def finished(self) -> None:
+        if self.tiles is not None:
+            self.tiles.close()
+            self.tiles = None
+        self.images.update(1)
+
+    def close(self) -> None:
+        if self.images is not None:
+            self.images.close()
+
+
 class OutputFormat(str, Enum):
     png = "png"
     jpg = "jpg"
@@ -138,8 +165,6 @@ def predict(
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bars.")] = False,
 ) -> None:
     """Deblur photos of any size with a trained model."""
-    from tqdm import tqdm
-
     from deblur.inference import ModelLoadError, load_deblurrer, predict_files
     from deblur.paths import latest_model
 
@@ -152,21 +177,7 @@ def predict(
         raise fail(str(err)) from None
     typer.echo(f"model: {model_path} ({deblurrer.precision})")
 
-    from deblur.imageio import find_images
-
-    files_bar = tqdm(total=len(find_images(inputs)), desc="images", unit="image", disable=quiet)
-
-    def progress(name: str, tiles: int):
-        tiles_bar = tqdm(total=tiles, desc=name, unit="tile", leave=False, disable=quiet)
-
-        def advance(done: int) -> None:
-            tiles_bar.update(done)
-            if tiles_bar.n >= tiles:
-                tiles_bar.close()
-                files_bar.update(1)
-
-        return advance
-
+    bars = ProgressBars(quiet)
     try:
         report = predict_files(
             inputs,
@@ -177,12 +188,12 @@ def predict(
             overwrite=overwrite,
             side_by_side=side_by_side,
             max_pixels=max_pixels,
-            progress=progress,
+            progress=bars,
         )
     except ValueError as err:
         raise fail(str(err)) from None
     finally:
-        files_bar.close()
+        bars.close()
     for path in report.written:
         typer.echo(f"wrote {path}")
     for _, message in report.failed:

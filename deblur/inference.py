@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
+from typing import Protocol
 
 import keras
 import numpy as np
@@ -191,6 +192,16 @@ def deblur_file(source: str | Path, target: str | Path, model: str | Path | Debl
 # === Files ===
 
 
+class Progress(Protocol):
+    """What `predict_files` reports as it goes (the CLI draws progress bars from it)."""
+
+    def start(self, images: int) -> None: ...
+
+    def image(self, name: str, tiles: int) -> Callable[[int], None]: ...  # returns: told how many tiles are done
+
+    def finished(self) -> None: ...  # after each image, written or failed
+
+
 @dataclass
 class PredictReport:
     model: Path
@@ -224,12 +235,11 @@ def predict_files(
     overwrite: bool = False,
     side_by_side: bool = False,
     max_pixels: int = DEFAULT_MAX_PIXELS,
-    progress: Callable[[str, int], Callable[[int], None]] | None = None,
+    progress: Progress | None = None,
 ) -> PredictReport:
     """Deblur every image in `inputs` (files, or folders searched recursively) into `out_dir`.
 
-    A file that fails is reported in the result and the others go on. `progress(name, tiles)` may return a
-    callback told how many tiles are done.
+    A file that fails is reported in the result and the others go on.
     """
     if fmt not in WRITE_FORMATS:
         raise ValueError(f"--format must be one of {', '.join(WRITE_FORMATS)}; got {fmt!r}")
@@ -240,22 +250,29 @@ def predict_files(
             report.failed.append((path, f"{path}: no such file"))
     images = [(path, name) for path, name in images if path.exists()]
     outputs = output_paths(images, out_dir, fmt)
+    if progress:
+        progress.start(len(images))
     for path, _ in images:
-        target = outputs[path]
-        pair_target = target.with_name(f"{target.stem}_side_by_side{target.suffix}")
-        if not overwrite and (target.exists() or (side_by_side and pair_target.exists())):
-            report.failed.append((path, f"{target}: exists; pass --overwrite to replace it"))
-            continue
-        try:
-            photo = read_photo(path, max_pixels=max_pixels)
-        except ImageReadError as err:
-            report.failed.append((path, str(err)))
-            continue
-        height, width = photo.rgb.shape[:2]
-        on_tiles = progress(path.name, len(deblurrer.tiles(height, width))) if progress else None
-        restored = deblurrer(photo.rgb, on_tiles)
-        write_photo(target, restored, photo, fmt)
-        if side_by_side:
-            write_photo(pair_target, np.concatenate([photo.rgb, restored], axis=1), replace(photo, alpha=None), fmt)
-        report.written.append(target)
+        _predict_one(path, outputs[path], deblurrer, report, fmt, overwrite, side_by_side, max_pixels, progress)
+        if progress:
+            progress.finished()
     return report
+
+
+def _predict_one(path, target, deblurrer, report, fmt, overwrite, side_by_side, max_pixels, progress) -> None:
+    pair_target = target.with_name(f"{target.stem}_side_by_side{target.suffix}")
+    if not overwrite and (target.exists() or (side_by_side and pair_target.exists())):
+        report.failed.append((path, f"{target}: exists; pass --overwrite to replace it"))
+        return
+    try:
+        photo = read_photo(path, max_pixels=max_pixels)
+    except ImageReadError as err:
+        report.failed.append((path, str(err)))
+        return
+    height, width = photo.rgb.shape[:2]
+    on_tiles = progress.image(path.name, len(deblurrer.tiles(height, width))) if progress else None
+    restored = deblurrer(photo.rgb, on_tiles)
+    write_photo(target, restored, photo, fmt)
+    if side_by_side:
+        write_photo(pair_target, np.concatenate([photo.rgb, restored], axis=1), replace(photo, alpha=None), fmt)
+    report.written.append(target)

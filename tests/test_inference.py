@@ -132,6 +132,27 @@ def test_folder_with_a_corrupt_file(identity_model, tmp_path):
     assert sorted(p.name for p in (tmp_path / "out").rglob("*")) == ["good.png", "sub"]  # no temporary files
 
 
+def test_progress_counts_every_image(identity_model, tmp_path):
+    Image.fromarray(noise((16, 16, 3))).save(tmp_path / "good.png")
+    (tmp_path / "bad.jpg").write_bytes(b"junk")
+    events = []
+
+    class Recorder:
+        def start(self, images):
+            events.append(("start", images))
+
+        def image(self, name, tiles):
+            events.append(("image", name, tiles))
+            return lambda done: events.append(("tiles", done))
+
+        def finished(self):
+            events.append(("finished",))
+
+    paths = [tmp_path / "bad.jpg", tmp_path / "good.png"]
+    predict_files(paths, load_deblurrer(identity_model), identity_model, tmp_path / "out", progress=Recorder())
+    assert events == [("start", 2), ("finished",), ("image", "good.png", 1), ("tiles", 1), ("finished",)]
+
+
 def test_cli_exit_code_and_summary(identity_model, tmp_path):
     Image.fromarray(noise((16, 16, 3))).save(tmp_path / "good.png")
     (tmp_path / "bad.jpg").write_bytes(b"junk")
