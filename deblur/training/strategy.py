@@ -46,7 +46,11 @@ def make_strategy(name: str = "auto", devices: list[str] | None = None) -> Strat
     auto: mirrored when more than one GPU is visible, else default. mirrored without `devices` uses all GPUs,
     or, with none, every logical CPU device (see `split_cpu`).
     """
-    gpus = tf.config.list_logical_devices("GPU")
+    if name == "multi-worker":
+        # Before anything else: listing logical devices would start the runtime, and collective ops must be
+        # configured before it starts. Physical devices can be listed without starting it.
+        return _multi_worker()
+    gpus = tf.config.list_physical_devices("GPU")
     if name == "auto":
         name = "mirrored" if len(gpus) > 1 else "default"
     if name == "default":
@@ -54,12 +58,11 @@ def make_strategy(name: str = "auto", devices: list[str] | None = None) -> Strat
         return StrategyInfo(tf.distribute.get_strategy(), "default", f"one device ({device})", True, "chief")
     if name == "mirrored":
         if devices is None:
-            devices = [d.name for d in gpus] or [d.name for d in tf.config.list_logical_devices("CPU")]
+            logical_gpus = tf.config.list_logical_devices("GPU")
+            devices = [d.name for d in logical_gpus] or [d.name for d in tf.config.list_logical_devices("CPU")]
         strategy = tf.distribute.MirroredStrategy(devices=devices)
         description = f"MirroredStrategy over {strategy.num_replicas_in_sync} device(s): {', '.join(devices)}"
         return StrategyInfo(strategy, "mirrored", description, True, "chief")
-    if name == "multi-worker":
-        return _multi_worker()
     raise StrategyError(f"unknown strategy {name!r}: use auto, default, mirrored or multi-worker")
 
 

@@ -7,6 +7,7 @@ the loss back to the host (so the device has finished, and a NaN is caught at on
 from __future__ import annotations
 
 import math
+import shutil
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
@@ -236,6 +237,8 @@ def train(config: Config, out_dir: str | Path, *, progress: bool = True, log: Ca
     if dist.is_chief:
         model_path = export_model(model, config, run)
         log(f"saved {model_path} and {run.config}")
+    else:  # this worker's own checkpoints were only needed for the collective saves
+        shutil.rmtree(manager.directory, ignore_errors=True)
     return TrainResult(
         run.root, model, model_path, metrics, step, replicas, precision.policy, timer.wait_fraction, timer.steps
     )
