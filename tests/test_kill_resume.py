@@ -1,0 +1,48 @@
+"""A training process killed with SIGKILL resumes from its last checkpoint when the same command runs again."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import keras
+import pytest
+
+import deblur.model  # noqa: F401  registers the layers for loading
+
+
+@pytest.mark.slow
+def test_sigkill_then_rerun_loses_nothing(tmp_path):
+    out = tmp_path / "run"
+    command = [sys.executable, "-m", "deblur", "train", "--config", "smoke", "--out", str(out), "-q"]
+    command += [
+        "--precision",
+        "float32",
+        "--epochs",
+        "3",
+        "--steps-per-epoch",
+        "30",
+        "--set",
+        "train.checkpoint_every=5",
+    ]
+    killed = subprocess.Popen(command, env=os.environ, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 120
+    while not list((out / "checkpoints").glob("ckpt-*.index")):
+        assert killed.poll() is None, "the run ended before its first checkpoint"
+        assert time.monotonic() < deadline
+        time.sleep(0.02)
+    killed.send_signal(signal.SIGKILL)
+    killed.wait()
+    assert killed.returncode == -signal.SIGKILL
+    assert not (out / "model.keras").exists()
+
+    resumed = subprocess.run(command, env=os.environ, capture_output=True, text=True, timeout=300)
+    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+    assert "resuming from" in resumed.stdout
+    rows = [json.loads(line) for line in (out / "metrics.jsonl").read_text().splitlines()]
+    assert [row["epoch"] for row in rows] == [1, 2, 3]
+    assert rows[-1]["step"] == 90
+    keras.saving.load_model(out / "model.keras", safe_mode=True)
+    assert not [p.name for p in out.iterdir() if p.name.startswith(".")]  # no temporary file left behind
