@@ -47,5 +47,7 @@ def test_two_workers_train_in_step(tmp_path):
     # The same loss and validation scores on both workers each epoch: they train one model, in step.
     epochs = [re.findall(r"epoch \d+: loss [\d.]+, val PSNR [\d.]+", log) for log in logs]
     assert len(epochs[0]) == 2 and epochs[0] == epochs[1]
+    fingerprints = [re.findall(r"final weights fingerprint: (\w+)", log) for log in logs]
+    assert len(fingerprints[0]) == 1 and fingerprints[0] == fingerprints[1]  # identical weights at the end
     assert (out / "model.keras").is_file() and "saved" not in logs[1]  # only the chief writes
     assert not list(Path(tmp_path).glob("deblur-worker-1-*"))  # the worker's temporary checkpoints are gone

@@ -11,6 +11,7 @@ from deblur.config import config_to_dict
 from deblur.data.demo import load_photo
 from deblur.data.pairs import DatasetError
 from deblur.data.synth import make_blurry
+from deblur.model import build_generator
 from deblur.training import trainer
 from deblur.training.checkpoints import RunFolder, RunFolderError, read_metrics
 from deblur.training.trainer import TrainingError, TrainingInterrupted, train
@@ -99,6 +100,13 @@ def test_resume_continues_without_repeating_epochs(tmp_path):
     longer = quiet_train(smoke_config("train.epochs=2"), out)
     assert longer.step == 8
     assert [row["epoch"] for row in read_metrics(RunFolder(out), 99)] == [1, 2]
+
+
+def test_weights_fingerprint_tells_models_apart():
+    a, b = build_generator(width=4, blocks=1), build_generator(width=4, blocks=1)
+    assert trainer.weights_fingerprint(a) != trainer.weights_fingerprint(b)  # random heads differ
+    b.set_weights(a.get_weights())
+    assert trainer.weights_fingerprint(a) == trainer.weights_fingerprint(b)
 
 
 def test_metrics_after_the_checkpoint_are_dropped(tmp_path):
@@ -190,6 +198,20 @@ def test_bad_data_trains_nothing(tmp_path):
     with pytest.raises(DatasetError, match="001.png: no sharp partner"):
         quiet_train(smoke_config(f"data.root={data}"), tmp_path / "run")
     assert not (tmp_path / "run").exists()
+
+
+def test_file_broken_after_the_check_is_named(tmp_path, monkeypatch):
+    data = make_flat_dataset(tmp_path / "data", count=6)
+    checked = trainer.preflight
+
+    def check_then_break(root, patch_size, **kwargs):
+        splits = checked(root, patch_size, **kwargs)
+        splits.train[1].blurry.write_bytes(b"\x89PNG\r\n\x1a\n broken after the check")
+        return splits
+
+    monkeypatch.setattr(trainer, "preflight", check_then_break)
+    with pytest.raises(TrainingError, match=r"(?s)failed at step 0: Invalid PNG.*\n  - .*blur/001.png: not a readable image.*none yet"):
+        quiet_train(smoke_config(f"data.root={data}"), tmp_path / "run")
 
 
 @pytest.mark.slow

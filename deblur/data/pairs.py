@@ -109,12 +109,16 @@ def discover(root: str | Path) -> tuple[Splits, list[str]]:
     return Splits(train, val, "flat"), problems
 
 
-def image_problem(path: Path) -> tuple[tuple[int, int] | None, str | None]:
-    """(width, height) of an image file without decoding it all, or None and what is wrong with it."""
+def image_problem(path: Path, deep: bool = False) -> tuple[tuple[int, int] | None, str | None]:
+    """(width, height) of an image file, or None and what is wrong with it. Without `deep` the pixels are not
+    decoded (a truncated JPEG can pass); with it they are."""
     try:
         with Image.open(path) as image:
             size, fmt = image.size, image.format
             image.verify()  # checks PNG chunk CRCs and structure; cheap next to a full decode
+        if deep:
+            with Image.open(path) as image:
+                image.load()
     except (UnidentifiedImageError, SyntaxError) as err:
         return None, f"{path}: not a readable image ({err})"
     except OSError as err:
@@ -124,13 +128,15 @@ def image_problem(path: Path) -> tuple[tuple[int, int] | None, str | None]:
     return size, None
 
 
-def check_pairs(pairs: list[Pair], min_size: int | None = None, *, progress: bool = True) -> list[str]:
+def check_pairs(
+    pairs: list[Pair], min_size: int | None = None, *, progress: bool = True, deep: bool = False
+) -> list[str]:
     """Problems with the pairs' files: unreadable, sizes that differ, smaller than `min_size` pixels a side."""
     paths = [p.blurry for p in pairs] + [p.sharp for p in pairs]
     with ThreadPoolExecutor(max_workers=8) as pool:
         results = list(
             tqdm(
-                pool.map(image_problem, paths),
+                pool.map(lambda path: image_problem(path, deep), paths),
                 total=len(paths),
                 desc="checking images",
                 unit="file",

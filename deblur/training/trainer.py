@@ -6,6 +6,7 @@ the loss back to the host (so the device has finished, and a NaN is caught at on
 
 from __future__ import annotations
 
+import hashlib
 import math
 import shutil
 import time
@@ -20,7 +21,7 @@ from tqdm import tqdm
 
 from deblur.config import Config
 from deblur.data.demo import ensure_demo_dataset
-from deblur.data.pairs import preflight
+from deblur.data.pairs import check_pairs, preflight
 from deblur.data.pipeline import PipelineOptions, train_dataset, val_dataset
 from deblur.files import atomic_path
 from deblur.losses import PIXEL_LOSSES, build_vgg_features, perceptual_loss, psnr, ssim
@@ -169,7 +170,10 @@ def train(config: Config, out_dir: str | Path, *, progress: bool = True, log: Ca
                 if tcfg.profile_batch == step + 1 and dist.is_chief:
                     tf.profiler.experimental.start(str(run.logs))
                 started = time.perf_counter()
-                blurry, sharp = next(batches)
+                try:
+                    blurry, sharp = next(batches)
+                except tf.errors.OpError as err:
+                    raise _data_error(err, splits.train, step, manager) from None
                 fetched = time.perf_counter()
                 loss = float(train_step(blurry, sharp))
                 finished = time.perf_counter()
@@ -201,7 +205,10 @@ def train(config: Config, out_dir: str | Path, *, progress: bool = True, log: Ca
                     manager.save(checkpoint_number=step)
             bar.close()
 
-            scores, samples = _validate(eval_step, validation, tcfg.log_images)
+            try:
+                scores, samples = _validate(eval_step, validation, tcfg.log_images)
+            except tf.errors.OpError as err:
+                raise _data_error(err, val_pairs, step, manager) from None
             row = {
                 "epoch": epoch + 1,
                 "step": step,
@@ -232,6 +239,8 @@ def train(config: Config, out_dir: str | Path, *, progress: bool = True, log: Ca
             f"interrupted at step {step}; checkpoint {saved} saved. Run the same command again to resume."
         ) from None
     writer.flush()
+    # Equal on every worker of a multi-worker run: a cheap check that they trained one model in step.
+    log(f"final weights fingerprint: {weights_fingerprint(model)}")
 
     model_path = None
     if dist.is_chief:
@@ -241,6 +250,20 @@ def train(config: Config, out_dir: str | Path, *, progress: bool = True, log: Ca
         shutil.rmtree(manager.directory, ignore_errors=True)
     return TrainResult(
         run.root, model, model_path, metrics, step, replicas, precision.policy, timer.wait_fraction, timer.steps
+    )
+
+
+def _data_error(err: tf.errors.OpError, pairs, step: int, manager) -> TrainingError:
+    """A clear error for data that broke after the pre-flight check: decode every file again to name them."""
+    broken = check_pairs(pairs, deep=True, progress=False)
+    listing = "\n".join(f"  - {problem}" for problem in broken[:20]) or "  (all files decode now; see the error)"
+    first_line = (err.message or str(err)).strip().splitlines()[0]
+    if "transformation with iterator" in first_line:  # tf.data's wrapper; what went wrong is the last part
+        first_line = first_line.rsplit(": ", 1)[-1]
+    return TrainingError(
+        f"reading the data failed at step {step}: {first_line}\n{listing}\nThe last checkpoint "
+        f"({manager.latest_checkpoint or 'none yet'}) is kept: fix or remove these files and run the same command "
+        "to resume."
     )
 
 
@@ -301,6 +324,13 @@ def _validate(eval_step, validation: tf.data.Dataset, keep: int):
     if samples and all(s.shape == samples[0].shape for s in samples):
         return values, tf.stack(samples)
     return values, (samples[0][None] if samples else None)
+
+
+def weights_fingerprint(model: keras.Model) -> str:
+    digest = hashlib.sha256()
+    for weight in model.get_weights():
+        digest.update(np.ascontiguousarray(weight, dtype=np.float32).tobytes())
+    return digest.hexdigest()[:16]
 
 
 def export_model(model: keras.Model, config: Config, run: RunFolder) -> Path:
