@@ -86,7 +86,11 @@ class DataConfig:
 class TrainConfig:
     epochs: int = 5
     steps_per_epoch: int | None = 200  # None: one pass over the training pairs
-    learning_rate: float = 1e-4
+    learning_rate: float = 1e-4  # for one replica; see lr_scaling
+    # With R replicas the global batch is R times larger; the rate becomes learning_rate x sqrt(R) (square-root
+    # scaling, the usual rule for Adam: Malladi et al., 2022), x R (linear, Goyal et al., 2017, for SGD), or
+    # stays (none).
+    lr_scaling: str = "sqrt"
     schedule: str = "constant"  # constant | cosine (decays to 0 over all steps, after the warm-up)
     warmup_steps: int = 0  # linear warm-up from 0; Adam's first steps are the ones most likely to diverge
     loss: str = "l1"  # l1 | charbonnier
@@ -108,6 +112,7 @@ class TrainConfig:
         if self.steps_per_epoch is not None:
             _check_positive("train.steps_per_epoch", self.steps_per_epoch)
         _check_positive("train.learning_rate", self.learning_rate)
+        _check_choice("train.lr_scaling", self.lr_scaling, ("sqrt", "linear", "none"))
         _check_choice("train.schedule", self.schedule, ("constant", "cosine"))
         _check_range("train.warmup_steps", self.warmup_steps, 0, 10**9)
         _check_choice("train.loss", self.loss, ("l1", "charbonnier"))

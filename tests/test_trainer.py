@@ -78,9 +78,12 @@ def test_loss_goes_down(tmp_path):
 
 def test_mirrored_replicas_agree(tmp_path):
     messages = []
-    result = quiet_train(smoke_config("train.strategy=mirrored"), tmp_path / "run", messages)
-    assert result.replicas == 2
+    # 12 steps: past step 10, where the first TensorBoard scalars are written from mirrored variables.
+    config = smoke_config("train.strategy=mirrored", "train.steps_per_epoch=6")
+    result = quiet_train(config, tmp_path / "run", messages)
+    assert result.replicas == 2 and result.step == 12
     assert any("global batch 4 = 2 per replica x 2 replica(s)" in m for m in messages)
+    assert any("learning rate 0.001 for one replica -> 0.00141421 for 2" in m for m in messages)
     for variable in result.model.trainable_variables:
         copies = variable.value.values
         assert len(copies) == 2
@@ -173,6 +176,15 @@ def test_cosine_schedule_warms_up_and_decays():
     assert float(schedule(105)) == pytest.approx(0.0, abs=1e-7)
 
 
+def test_learning_rate_scaling_rules():
+    assert trainer.scaled_learning_rate(1e-3, 4, "sqrt") == pytest.approx(2e-3)
+    assert trainer.scaled_learning_rate(1e-3, 4, "linear") == pytest.approx(4e-3)
+    assert trainer.scaled_learning_rate(1e-3, 4, "none") == pytest.approx(1e-3)
+    assert trainer.scaled_learning_rate(1e-3, 1, "linear") == pytest.approx(1e-3)
+    optimizer = trainer._optimizer(smoke_config().train, 100, "float32", 0.004)
+    assert float(optimizer.learning_rate) == pytest.approx(0.004)
+
+
 def test_constant_schedule_with_warmup():
     config = smoke_config("train.warmup_steps=4", "train.learning_rate=0.01")
     schedule = trainer._optimizer(config.train, 100, "float32")._learning_rate
@@ -210,7 +222,9 @@ def test_file_broken_after_the_check_is_named(tmp_path, monkeypatch):
         return splits
 
     monkeypatch.setattr(trainer, "preflight", check_then_break)
-    with pytest.raises(TrainingError, match=r"(?s)failed at step 0: Invalid PNG.*\n  - .*blur/001.png: not a readable image.*none yet"):
+    with pytest.raises(
+        TrainingError, match=r"(?s)failed at step 0: Invalid PNG.*\n  - .*blur/001.png: not a readable image.*none yet"
+    ):
         quiet_train(smoke_config(f"data.root={data}"), tmp_path / "run")
 
 

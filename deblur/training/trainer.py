@@ -92,9 +92,15 @@ def train(config: Config, out_dir: str | Path, *, progress: bool = True, log: Ca
 
     options = PipelineOptions(dcfg.parallel, dcfg.cache, dcfg.prefetch, dcfg.augment)
 
+    learning_rate = scaled_learning_rate(tcfg.learning_rate, replicas, tcfg.lr_scaling)
+    if replicas > 1:
+        log(
+            f"learning rate {tcfg.learning_rate:g} for one replica -> {learning_rate:g} for {replicas} "
+            f"(train.lr_scaling={tcfg.lr_scaling})"
+        )
     with strategy.scope():
         model = build_generator(**asdict(config.model))
-        optimizer = _optimizer(tcfg, total_steps, precision.policy)
+        optimizer = _optimizer(tcfg, total_steps, precision.policy, learning_rate)
         optimizer.build(model.trainable_variables)
         step_counter = tf.Variable(0, dtype=tf.int64, trainable=False, name="step")
         features = build_vgg_features(tcfg.vgg_weights or "") if tcfg.perceptual_weight > 0 else None
@@ -175,7 +181,15 @@ def train(config: Config, out_dir: str | Path, *, progress: bool = True, log: Ca
                 except tf.errors.OpError as err:
                     raise _data_error(err, splits.train, step, manager) from None
                 fetched = time.perf_counter()
-                loss = float(train_step(blurry, sharp))
+                try:
+                    loss = float(train_step(blurry, sharp))
+                except (tf.errors.UnavailableError, tf.errors.CancelledError) as err:
+                    # Another worker died: collective operations cannot complete without it.
+                    raise TrainingError(
+                        f"training stopped at step {step}: another worker is gone ({_reason(err)}). The last "
+                        f"checkpoint ({manager.latest_checkpoint or 'none yet'}) is kept: start every worker again "
+                        "with the same command to resume."
+                    ) from None
                 finished = time.perf_counter()
                 if tcfg.profile_batch == step + 1 and dist.is_chief:
                     tf.profiler.experimental.stop()
@@ -197,7 +211,9 @@ def train(config: Config, out_dir: str | Path, *, progress: bool = True, log: Ca
                 if step % 10 == 0:
                     with writer.as_default(step=step):
                         tf.summary.scalar("train/loss", loss)
-                        tf.summary.scalar("train/learning_rate", float(optimizer.learning_rate))
+                        tf.summary.scalar(
+                            "train/learning_rate", float(keras.ops.convert_to_numpy(optimizer.learning_rate))
+                        )
                         tf.summary.scalar("train/images_per_second", speed)
                 if step % steps_per_epoch == 0 or step == total_steps:
                     break
@@ -253,6 +269,15 @@ def train(config: Config, out_dir: str | Path, *, progress: bool = True, log: Ca
     )
 
 
+def _reason(err: tf.errors.OpError) -> str:
+    """The informative line of a TensorFlow error (its first line is often just "Graph execution error:")."""
+    lines = [line.strip() for line in (err.message or str(err)).splitlines() if line.strip()]
+    for line in lines:
+        if "unhealthy" in line or "aborted" in line:
+            return line[:200]
+    return next((line for line in lines if not line.endswith(":")), lines[0] if lines else "")[:200]
+
+
 def _data_error(err: tf.errors.OpError, pairs, step: int, manager) -> TrainingError:
     """A clear error for data that broke after the pre-flight check: decode every file again to name them."""
     broken = check_pairs(pairs, deep=True, progress=False)
@@ -267,16 +292,23 @@ def _data_error(err: tf.errors.OpError, pairs, step: int, manager) -> TrainingEr
     )
 
 
-def _optimizer(tcfg, total_steps: int, policy: str) -> keras.optimizers.Optimizer:
-    learning_rate = tcfg.learning_rate
+def scaled_learning_rate(learning_rate: float, replicas: int, rule: str) -> float:
+    """The learning rate for `replicas` replicas, each with the configured batch, by `rule`."""
+    factor = {"sqrt": math.sqrt(replicas), "linear": float(replicas), "none": 1.0}[rule]
+    return learning_rate * factor
+
+
+def _optimizer(tcfg, total_steps: int, policy: str, learning_rate: float | None = None) -> keras.optimizers.Optimizer:
+    learning_rate = tcfg.learning_rate if learning_rate is None else learning_rate
+    peak = learning_rate
     warmup = min(tcfg.warmup_steps, max(total_steps - 1, 0))
     if tcfg.schedule == "cosine" or warmup:
         # A linear warm-up from zero, then cosine decay to zero, or (alpha=1) a constant rate.
         learning_rate = keras.optimizers.schedules.CosineDecay(
-            0.0 if warmup else tcfg.learning_rate,
+            0.0 if warmup else peak,
             decay_steps=max(total_steps - warmup, 1),
             alpha=0.0 if tcfg.schedule == "cosine" else 1.0,
-            warmup_target=tcfg.learning_rate if warmup else None,
+            warmup_target=peak if warmup else None,
             warmup_steps=warmup,
         )
     optimizer = keras.optimizers.Adam(learning_rate)
