@@ -65,6 +65,9 @@ def train(
         list[str] | None,
         typer.Option("--set", help="Override any config key, e.g. --set train.learning_rate=3e-4 (repeatable)."),
     ] = None,
+    skip_bad_images: Annotated[
+        bool, typer.Option("--skip-bad-images", help="Leave out and count unreadable pairs instead of stopping.")
+    ] = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bars.")] = False,
 ) -> None:
     """Train the deblurring model. With no options: the demo config on the embedded demo data."""
@@ -84,6 +87,7 @@ def train(
         "data.patch_size": patch_size,
         "train.strategy": strategy.value if strategy else None,
         "train.precision": precision.value if precision else None,
+        "data.skip_bad_images": "true" if skip_bad_images else None,
     }
     overrides = list(set_ or []) + [f"{key}={value}" for key, value in flags.items() if value is not None]
     try:
@@ -101,6 +105,10 @@ def train(
             f"{last['val_psnr_blurry']:.2f} dB ({gain:+.2f} dB); input wait "
             f"{100 * result.input_wait_fraction:.1f}% of step time"
         )
+    if result.skipped:
+        typer.echo(f"skipped {len(result.skipped)} unreadable file(s):")
+        for problem in result.skipped:
+            typer.echo(f"  - {problem}")
     if result.model_path:
         typer.echo(f"model: {result.model_path}")
 

@@ -71,6 +71,7 @@ class DataConfig:
     augment: bool = True  # random flips and 90-degree rotations, the same on both images of a pair
     val_crop: int | None = 256  # fixed centre crop for validation; None validates whole images
     val_limit: int | None = None  # validate on at most this many pairs (None: all)
+    skip_bad_images: bool = False  # leave out (and count) pairs with unreadable files instead of stopping
     synth: SynthConfig = field(default_factory=SynthConfig)
 
     def __post_init__(self) -> None:

@@ -49,3 +49,14 @@ def test_bad_data_exits_nonzero_naming_the_file(tmp_path):
 def test_bad_choice_is_a_usage_error():
     result = runner.invoke(app, ["train", "--strategy", "everywhere"])
     assert result.exit_code == 2
+
+
+def test_skip_bad_images_flag(tmp_path):
+    data = make_flat_dataset(tmp_path / "data", count=6)
+    (data / "sharp" / "004.png").write_bytes(b"broken")
+    out = tmp_path / "run"
+    args = ["train", "--config", "smoke", "--data", str(data), "--out", str(out), "--epochs", "1", "-q"]
+    result = runner.invoke(app, [*args, "--skip-bad-images"])
+    assert result.exit_code == 0, result.output
+    assert "skipped 1 unreadable file(s):" in result.output and "004.png" in result.output
+    assert (out / "model.keras").is_file()

@@ -110,3 +110,19 @@ def test_missing_root_and_empty_root(tmp_path):
         preflight(tmp_path / "nope", 32)
     with pytest.raises(DatasetError, match="no image pairs"):
         preflight(tmp_path, 32)
+
+
+def test_skip_unreadable_leaves_out_and_lists(tmp_path):
+    make_flat_dataset(tmp_path, count=12)
+    (tmp_path / "blur" / "003.png").write_bytes(b"junk")
+    splits = preflight(tmp_path, 32, skip_unreadable=True)
+    assert "003.png" not in {p.name for p in splits.train + splits.val}
+    assert len(splits.train) + len(splits.val) == 11
+    assert len(splits.skipped) == 1 and "blur/003.png: not a readable image" in splits.skipped[0]
+
+
+def test_skip_unreadable_still_stops_on_layout_problems(tmp_path):
+    make_flat_dataset(tmp_path, count=4)
+    (tmp_path / "sharp" / "001.png").unlink()
+    with pytest.raises(DatasetError, match="no sharp partner"):
+        preflight(tmp_path, 32, skip_unreadable=True)

@@ -228,6 +228,23 @@ def test_file_broken_after_the_check_is_named(tmp_path, monkeypatch):
         quiet_train(smoke_config(f"data.root={data}"), tmp_path / "run")
 
 
+def test_skip_bad_images_goes_on_and_counts(tmp_path, monkeypatch):
+    data = make_flat_dataset(tmp_path / "data", count=6)
+    checked = trainer.preflight
+
+    def check_then_break(root, patch_size, **kwargs):
+        splits = checked(root, patch_size, **kwargs)
+        splits.train[1].blurry.write_bytes(b"\x89PNG\r\n\x1a\n broken after the check")
+        return splits
+
+    monkeypatch.setattr(trainer, "preflight", check_then_break)
+    messages = []
+    result = quiet_train(smoke_config(f"data.root={data}", "data.skip_bad_images=true"), tmp_path / "run", messages)
+    assert result.step == 8 and (tmp_path / "run" / "model.keras").is_file()
+    assert len(result.skipped) == 1 and "blur/001.png" in result.skipped[0]
+    assert any("skipping 1 file(s) that became unreadable" in m for m in messages)
+
+
 @pytest.mark.slow
 def test_perceptual_loss_with_local_weights(tmp_path):
     weights = tmp_path / "vgg16_notop.weights.h5"

@@ -38,6 +38,7 @@ class Splits:
     train: list[Pair]
     val: list[Pair]
     layout: str  # "gopro" (split folders) or "flat" (validation carved off by name)
+    skipped: tuple[str, ...] = ()  # unreadable files left out (only with skip_unreadable)
 
 
 def find_pairs(root: str | Path) -> tuple[list[Pair], list[str]]:
@@ -128,11 +129,7 @@ def image_problem(path: Path, deep: bool = False) -> tuple[tuple[int, int] | Non
     return size, None
 
 
-def check_pairs(
-    pairs: list[Pair], min_size: int | None = None, *, progress: bool = True, deep: bool = False
-) -> list[str]:
-    """Problems with the pairs' files: unreadable, sizes that differ, smaller than `min_size` pixels a side."""
-    paths = [p.blurry for p in pairs] + [p.sharp for p in pairs]
+def _inspect(paths: list[Path], deep: bool, progress: bool) -> dict[Path, tuple]:
     with ThreadPoolExecutor(max_workers=8) as pool:
         results = list(
             tqdm(
@@ -144,7 +141,27 @@ def check_pairs(
                 leave=False,
             )
         )
-    info = dict(zip(paths, results, strict=True))
+    return dict(zip(paths, results, strict=True))
+
+
+def split_unreadable(pairs: list[Pair], *, deep: bool, progress: bool = True) -> tuple[list[Pair], list[str]]:
+    """The pairs whose two files can be read, and what is wrong with the files of the others."""
+    info = _inspect([p.blurry for p in pairs] + [p.sharp for p in pairs], deep, progress)
+    readable, problems = [], []
+    for pair in pairs:
+        found = [info[path][1] for path in (pair.blurry, pair.sharp) if info[path][1]]
+        problems += found
+        if not found:
+            readable.append(pair)
+    return readable, problems
+
+
+def check_pairs(
+    pairs: list[Pair], min_size: int | None = None, *, progress: bool = True, deep: bool = False
+) -> list[str]:
+    """Problems with the pairs' files: unreadable, sizes that differ, smaller than `min_size` pixels a side."""
+    paths = [p.blurry for p in pairs] + [p.sharp for p in pairs]
+    info = _inspect(paths, deep, progress)
     problems = []
     for pair in pairs:
         (blurry_size, blurry_problem), (sharp_size, sharp_problem) = info[pair.blurry], info[pair.sharp]
@@ -163,9 +180,18 @@ def check_pairs(
     return problems
 
 
-def preflight(root: str | Path, patch_size: int, *, progress: bool = True) -> Splits:
-    """Discover and check a dataset; raise one `DatasetError` listing every problem, or return the splits."""
+def preflight(root: str | Path, patch_size: int, *, progress: bool = True, skip_unreadable: bool = False) -> Splits:
+    """Discover and check a dataset; raise one `DatasetError` listing every problem, or return the splits.
+
+    With `skip_unreadable`, pairs with an unreadable file are left out and listed in `Splits.skipped` instead.
+    """
     splits, problems = discover(root)
+    skipped: list[str] = []
+    if skip_unreadable:
+        train, skipped_train = split_unreadable(splits.train, deep=False, progress=progress)
+        val, skipped_val = split_unreadable(splits.val, deep=False, progress=progress)
+        skipped = skipped_train + skipped_val
+        splits = Splits(train, val or train[-1:], splits.layout, tuple(skipped))
     problems += check_pairs(splits.train, patch_size, progress=progress)
     problems += check_pairs(splits.val, None, progress=progress)
     if problems:

@@ -21,7 +21,7 @@ from tqdm import tqdm
 
 from deblur.config import Config
 from deblur.data.demo import ensure_demo_dataset
-from deblur.data.pairs import check_pairs, preflight
+from deblur.data.pairs import check_pairs, preflight, split_unreadable
 from deblur.data.pipeline import PipelineOptions, train_dataset, val_dataset
 from deblur.files import atomic_path
 from deblur.losses import PIXEL_LOSSES, build_vgg_features, perceptual_loss, psnr, ssim
@@ -58,7 +58,7 @@ class TrainResult:
     precision: str
     input_wait_fraction: float  # of the timed training steps in this process
     timed_steps: int
-    notes: list[str] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)  # unreadable files left out (--skip-bad-images)
 
 
 def train(config: Config, out_dir: str | Path, *, progress: bool = True, log: Callable = print) -> TrainResult:
@@ -78,7 +78,11 @@ def train(config: Config, out_dir: str | Path, *, progress: bool = True, log: Ca
 
     run = check_run_folder(Path(out_dir), config)
     root = dcfg.root or ensure_demo_dataset(dcfg.synth, log=log)
-    splits = preflight(root, dcfg.patch_size, progress=progress)
+    splits = preflight(root, dcfg.patch_size, progress=progress, skip_unreadable=dcfg.skip_bad_images)
+    skipped = list(splits.skipped)
+    if skipped:
+        log(f"skipping {len(skipped)} unreadable file(s) (--skip-bad-images): " + "; ".join(skipped[:5]))
+    train_pairs = splits.train
     if dist.is_chief:  # only once the data has passed: a failed check leaves no run folder behind
         record_config(run, config)
     val_pairs = splits.val[: dcfg.val_limit] if dcfg.val_limit else splits.val
@@ -116,7 +120,7 @@ def train(config: Config, out_dir: str | Path, *, progress: bool = True, log: Ca
 
     def dataset_fn(context: tf.distribute.InputContext) -> tf.data.Dataset:
         return train_dataset(
-            splits.train,
+            train_pairs,  # read at each (re)build: files found unreadable later are left out
             patch_size=dcfg.patch_size,
             batch_size=context.get_per_replica_batch_size(global_batch),
             seed=tcfg.seed + start_step,  # a resumed run draws new patches, not the first ones again
@@ -179,7 +183,15 @@ def train(config: Config, out_dir: str | Path, *, progress: bool = True, log: Ca
                 try:
                     blurry, sharp = next(batches)
                 except tf.errors.OpError as err:
-                    raise _data_error(err, splits.train, step, manager) from None
+                    if not dcfg.skip_bad_images:
+                        raise _data_error(err, train_pairs, step, manager) from None
+                    train_pairs, broken = split_unreadable(train_pairs, deep=True, progress=False)
+                    if not broken or not train_pairs:
+                        raise _data_error(err, train_pairs, step, manager) from None
+                    skipped += broken
+                    log(f"\nskipping {len(broken)} file(s) that became unreadable: " + "; ".join(broken[:5]))
+                    batches = iter(strategy.distribute_datasets_from_function(dataset_fn))
+                    continue
                 fetched = time.perf_counter()
                 try:
                     loss = float(train_step(blurry, sharp))
@@ -224,7 +236,13 @@ def train(config: Config, out_dir: str | Path, *, progress: bool = True, log: Ca
             try:
                 scores, samples = _validate(eval_step, validation, tcfg.log_images)
             except tf.errors.OpError as err:
-                raise _data_error(err, val_pairs, step, manager) from None
+                readable, broken = split_unreadable(val_pairs, deep=True, progress=False)
+                if not (dcfg.skip_bad_images and broken and readable):
+                    raise _data_error(err, val_pairs, step, manager) from None
+                skipped += broken
+                val_pairs = readable
+                validation = val_dataset(val_pairs, crop=dcfg.val_crop, parallel=dcfg.parallel)
+                scores, samples = _validate(eval_step, validation, tcfg.log_images)
             row = {
                 "epoch": epoch + 1,
                 "step": step,
@@ -265,7 +283,16 @@ def train(config: Config, out_dir: str | Path, *, progress: bool = True, log: Ca
     else:  # this worker's own checkpoints were only needed for the collective saves
         shutil.rmtree(manager.directory, ignore_errors=True)
     return TrainResult(
-        run.root, model, model_path, metrics, step, replicas, precision.policy, timer.wait_fraction, timer.steps
+        run.root,
+        model,
+        model_path,
+        metrics,
+        step,
+        replicas,
+        precision.policy,
+        timer.wait_fraction,
+        timer.steps,
+        skipped,
     )
 
 
