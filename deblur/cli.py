@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import os
 from enum import Enum
 from pathlib import Path
 from typing import Annotated
 
 import typer
 from tqdm import tqdm
+
+# TensorFlow's C++ INFO and WARNING lines drown the command's own output; set the variable to see them.
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
 app = typer.Typer(
     help="Deblur photos with a DeblurGAN-style CNN, and measure what each training optimization buys.",
