@@ -212,8 +212,9 @@ def test_bad_data_trains_nothing(tmp_path):
     assert not (tmp_path / "run").exists()
 
 
-def test_file_broken_after_the_check_is_named(tmp_path, monkeypatch):
-    data = make_flat_dataset(tmp_path / "data", count=6)
+@pytest.fixture
+def breaks_after_check(tmp_path, monkeypatch):
+    """A dataset of 6 pairs whose second training image is corrupted just after the pre-flight check."""
     checked = trainer.preflight
 
     def check_then_break(root, patch_size, **kwargs):
@@ -222,22 +223,19 @@ def test_file_broken_after_the_check_is_named(tmp_path, monkeypatch):
         return splits
 
     monkeypatch.setattr(trainer, "preflight", check_then_break)
+    return make_flat_dataset(tmp_path / "data", count=6)
+
+
+def test_file_broken_after_the_check_is_named(tmp_path, breaks_after_check):
+    data = breaks_after_check
     with pytest.raises(
         TrainingError, match=r"(?s)failed at step 0: Invalid PNG.*\n  - .*blur/001.png: not a readable image.*none yet"
     ):
         quiet_train(smoke_config(f"data.root={data}"), tmp_path / "run")
 
 
-def test_skip_bad_images_goes_on_and_counts(tmp_path, monkeypatch):
-    data = make_flat_dataset(tmp_path / "data", count=6)
-    checked = trainer.preflight
-
-    def check_then_break(root, patch_size, **kwargs):
-        splits = checked(root, patch_size, **kwargs)
-        splits.train[1].blurry.write_bytes(b"\x89PNG\r\n\x1a\n broken after the check")
-        return splits
-
-    monkeypatch.setattr(trainer, "preflight", check_then_break)
+def test_skip_bad_images_goes_on_and_counts(tmp_path, breaks_after_check):
+    data = breaks_after_check
     messages = []
     result = quiet_train(smoke_config(f"data.root={data}", "data.skip_bad_images=true"), tmp_path / "run", messages)
     assert result.step == 8 and (tmp_path / "run" / "model.keras").is_file()

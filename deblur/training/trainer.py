@@ -185,9 +185,10 @@ def train(config: Config, out_dir: str | Path, *, progress: bool = True, log: Ca
                 except tf.errors.OpError as err:
                     if not dcfg.skip_bad_images:
                         raise _data_error(err, train_pairs, step, manager) from None
-                    train_pairs, broken = split_unreadable(train_pairs, deep=True, progress=False)
-                    if not broken or not train_pairs:
+                    readable, broken = split_unreadable(train_pairs, deep=True, progress=False)
+                    if not broken or not readable:
                         raise _data_error(err, train_pairs, step, manager) from None
+                    train_pairs = readable
                     skipped += broken
                     log(f"\nskipping {len(broken)} file(s) that became unreadable: " + "; ".join(broken[:5]))
                     batches = iter(strategy.distribute_datasets_from_function(dataset_fn))
