@@ -13,7 +13,8 @@ from deblur.data.pairs import DatasetError
 from deblur.data.synth import make_blurry
 from deblur.model import build_generator
 from deblur.training import trainer
-from deblur.training.checkpoints import RunFolder, RunFolderError, read_metrics
+from deblur.training.checkpoints import RunFolder, RunFolderError, read_metrics, weights_fingerprint
+from deblur.training.optim import build_optimizer, scaled_learning_rate
 from deblur.training.trainer import TrainingError, TrainingInterrupted, train
 
 METRIC_KEYS = [
@@ -107,9 +108,9 @@ def test_resume_continues_without_repeating_epochs(tmp_path):
 
 def test_weights_fingerprint_tells_models_apart():
     a, b = build_generator(width=4, blocks=1), build_generator(width=4, blocks=1)
-    assert trainer.weights_fingerprint(a) != trainer.weights_fingerprint(b)  # random heads differ
+    assert weights_fingerprint(a) != weights_fingerprint(b)  # random heads differ
     b.set_weights(a.get_weights())
-    assert trainer.weights_fingerprint(a) == trainer.weights_fingerprint(b)
+    assert weights_fingerprint(a) == weights_fingerprint(b)
 
 
 def test_metrics_after_the_checkpoint_are_dropped(tmp_path):
@@ -163,13 +164,13 @@ def test_mixed_precision_runs(tmp_path, policy):
 
 def test_float16_uses_loss_scaling():
     config = smoke_config()
-    assert isinstance(trainer._optimizer(config.train, 10, "mixed_float16"), keras.optimizers.LossScaleOptimizer)
-    assert not isinstance(trainer._optimizer(config.train, 10, "mixed_bfloat16"), keras.optimizers.LossScaleOptimizer)
+    assert isinstance(build_optimizer(config.train, 10, "mixed_float16"), keras.optimizers.LossScaleOptimizer)
+    assert not isinstance(build_optimizer(config.train, 10, "mixed_bfloat16"), keras.optimizers.LossScaleOptimizer)
 
 
 def test_cosine_schedule_warms_up_and_decays():
     config = smoke_config("train.schedule=cosine", "train.warmup_steps=5", "train.learning_rate=0.01")
-    schedule = trainer._optimizer(config.train, 105, "float32")._learning_rate
+    schedule = build_optimizer(config.train, 105, "float32")._learning_rate
     assert float(schedule(0)) == pytest.approx(0.0)
     assert float(schedule(5)) == pytest.approx(0.01)
     assert float(schedule(55)) == pytest.approx(0.005, rel=1e-3)
@@ -177,20 +178,20 @@ def test_cosine_schedule_warms_up_and_decays():
 
 
 def test_learning_rate_scaling_rules():
-    assert trainer.scaled_learning_rate(1e-3, 4, "sqrt") == pytest.approx(2e-3)
-    assert trainer.scaled_learning_rate(1e-3, 4, "linear") == pytest.approx(4e-3)
-    assert trainer.scaled_learning_rate(1e-3, 4, "none") == pytest.approx(1e-3)
-    assert trainer.scaled_learning_rate(1e-3, 1, "linear") == pytest.approx(1e-3)
-    optimizer = trainer._optimizer(smoke_config().train, 100, "float32", 0.004)
+    assert scaled_learning_rate(1e-3, 4, "sqrt") == pytest.approx(2e-3)
+    assert scaled_learning_rate(1e-3, 4, "linear") == pytest.approx(4e-3)
+    assert scaled_learning_rate(1e-3, 4, "none") == pytest.approx(1e-3)
+    assert scaled_learning_rate(1e-3, 1, "linear") == pytest.approx(1e-3)
+    optimizer = build_optimizer(smoke_config().train, 100, "float32", 0.004)
     assert float(optimizer.learning_rate) == pytest.approx(0.004)
 
 
 def test_constant_schedule_with_warmup():
     config = smoke_config("train.warmup_steps=4", "train.learning_rate=0.01")
-    schedule = trainer._optimizer(config.train, 100, "float32")._learning_rate
+    schedule = build_optimizer(config.train, 100, "float32")._learning_rate
     assert float(schedule(2)) == pytest.approx(0.005)
     assert float(schedule(4)) == pytest.approx(0.01) and float(schedule(90)) == pytest.approx(0.01)
-    assert float(trainer._optimizer(smoke_config().train, 100, "float32").learning_rate) == pytest.approx(0.001)
+    assert float(build_optimizer(smoke_config().train, 100, "float32").learning_rate) == pytest.approx(0.001)
 
 
 def test_run_folder_guards(tmp_path):

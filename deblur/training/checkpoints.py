@@ -10,16 +10,20 @@ OUT/
 
 from __future__ import annotations
 
+import hashlib
 import json
 import tempfile
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
+import keras
+import numpy as np
 import tensorflow as tf
 import yaml
 
 from deblur.config import Config, config_to_dict, config_to_yaml
-from deblur.files import atomic_write_text
+from deblur.files import atomic_path, atomic_write_text
+from deblur.model import build_generator
 
 
 class RunFolderError(RuntimeError):
@@ -104,3 +108,20 @@ def read_metrics(run: RunFolder, completed_epochs: int) -> list[dict]:
 
 def write_metrics(run: RunFolder, rows: list[dict]) -> None:
     atomic_write_text(run.metrics, "".join(json.dumps(row) + "\n" for row in rows))
+
+
+def weights_fingerprint(model: keras.Model) -> str:
+    digest = hashlib.sha256()
+    for weight in model.get_weights():
+        digest.update(np.ascontiguousarray(weight, dtype=np.float32).tobytes())
+    return digest.hexdigest()[:16]
+
+
+def export_model(model: keras.Model, config: Config, run: RunFolder) -> Path:
+    """Write model.keras as float32 (the precision is chosen again at inference) and the config beside it."""
+    exported = build_generator(**asdict(config.model), dtype="float32")
+    exported.set_weights(model.get_weights())
+    with atomic_path(run.model, suffix=".keras") as tmp:
+        exported.save(tmp)
+    record_config(run, config)
+    return run.model

@@ -6,7 +6,6 @@ the loss back to the host (so the device has finished, and a NaN is caught at on
 
 from __future__ import annotations
 
-import hashlib
 import math
 import shutil
 import time
@@ -23,20 +22,22 @@ from deblur.config import Config
 from deblur.data.demo import ensure_demo_dataset
 from deblur.data.pairs import check_pairs, preflight, split_unreadable
 from deblur.data.pipeline import PipelineOptions, train_dataset, val_dataset
-from deblur.files import atomic_path
 from deblur.losses import PIXEL_LOSSES, build_vgg_features, perceptual_loss, psnr, ssim
 from deblur.model import build_generator
 from deblur.training.checkpoints import (
-    RunFolder,
     check_run_folder,
     checkpoint_manager,
+    export_model,
     latest_checkpoint,
     read_metrics,
     record_config,
+    weights_fingerprint,
     write_metrics,
 )
+from deblur.training.optim import build_optimizer, scaled_learning_rate
 from deblur.training.precision import choose_precision, set_policy
 from deblur.training.strategy import make_strategy, split_cpu
+from deblur.training.validation import validate
 
 
 class TrainingError(RuntimeError):
@@ -104,7 +105,7 @@ def train(config: Config, out_dir: str | Path, *, progress: bool = True, log: Ca
         )
     with strategy.scope():
         model = build_generator(**asdict(config.model))
-        optimizer = _optimizer(tcfg, total_steps, precision.policy, learning_rate)
+        optimizer = build_optimizer(tcfg, total_steps, precision.policy, learning_rate)
         optimizer.build(model.trainable_variables)
         step_counter = tf.Variable(0, dtype=tf.int64, trainable=False, name="step")
         features = build_vgg_features(tcfg.vgg_weights or "") if tcfg.perceptual_weight > 0 else None
@@ -235,7 +236,7 @@ def train(config: Config, out_dir: str | Path, *, progress: bool = True, log: Ca
             bar.close()
 
             try:
-                scores, samples = _validate(eval_step, validation, tcfg.log_images)
+                scores, samples = validate(eval_step, validation, tcfg.log_images)
             except tf.errors.OpError as err:
                 readable, broken = split_unreadable(val_pairs, deep=True, progress=False)
                 if not (dcfg.skip_bad_images and broken and readable):
@@ -243,7 +244,7 @@ def train(config: Config, out_dir: str | Path, *, progress: bool = True, log: Ca
                 skipped += broken
                 val_pairs = readable
                 validation = val_dataset(val_pairs, crop=dcfg.val_crop, parallel=dcfg.parallel)
-                scores, samples = _validate(eval_step, validation, tcfg.log_images)
+                scores, samples = validate(eval_step, validation, tcfg.log_images)
             row = {
                 "epoch": epoch + 1,
                 "step": step,
@@ -320,32 +321,6 @@ def _data_error(err: tf.errors.OpError, pairs, step: int, manager) -> TrainingEr
     )
 
 
-def scaled_learning_rate(learning_rate: float, replicas: int, rule: str) -> float:
-    """The learning rate for `replicas` replicas, each with the configured batch, by `rule`."""
-    factor = {"sqrt": math.sqrt(replicas), "linear": float(replicas), "none": 1.0}[rule]
-    return learning_rate * factor
-
-
-def _optimizer(tcfg, total_steps: int, policy: str, learning_rate: float | None = None) -> keras.optimizers.Optimizer:
-    learning_rate = tcfg.learning_rate if learning_rate is None else learning_rate
-    peak = learning_rate
-    warmup = min(tcfg.warmup_steps, max(total_steps - 1, 0))
-    if tcfg.schedule == "cosine" or warmup:
-        # A linear warm-up from zero, then cosine decay to zero, or (alpha=1) a constant rate.
-        learning_rate = keras.optimizers.schedules.CosineDecay(
-            0.0 if warmup else peak,
-            decay_steps=max(total_steps - warmup, 1),
-            alpha=0.0 if tcfg.schedule == "cosine" else 1.0,
-            warmup_target=peak if warmup else None,
-            warmup_steps=warmup,
-        )
-    optimizer = keras.optimizers.Adam(learning_rate)
-    if policy == "mixed_float16":
-        # float16 gradients underflow without loss scaling; bfloat16 has float32's range and needs none.
-        optimizer = keras.optimizers.LossScaleOptimizer(optimizer)
-    return optimizer
-
-
 class _StepTimer:
     """Sums input-wait and step time over the steps after the first of this process."""
 
@@ -365,39 +340,3 @@ class _StepTimer:
     @property
     def wait_fraction(self) -> float:
         return self.wait / self.total if self.total else 0.0
-
-
-def _validate(eval_step, validation: tf.data.Dataset, keep: int):
-    """Mean PSNR/SSIM of the model's output and of the blurry input; a few blurry|restored|sharp strips."""
-    sums = np.zeros(4)
-    count = 0
-    samples = []
-    for blurry, sharp in validation:
-        scores, restored = eval_step(blurry, sharp)
-        sums += [float(s[0]) for s in scores]
-        count += 1
-        if len(samples) < keep:
-            samples.append(tf.concat([blurry, restored, sharp], axis=2)[0])
-    names = ("val_psnr", "val_ssim", "val_psnr_blurry", "val_ssim_blurry")
-    values = {name: round(float(v / max(count, 1)), 4) for name, v in zip(names, sums, strict=True)}
-    # Strips differ in size when validating whole images; TensorBoard wants one batch, so keep equal shapes.
-    if samples and all(s.shape == samples[0].shape for s in samples):
-        return values, tf.stack(samples)
-    return values, (samples[0][None] if samples else None)
-
-
-def weights_fingerprint(model: keras.Model) -> str:
-    digest = hashlib.sha256()
-    for weight in model.get_weights():
-        digest.update(np.ascontiguousarray(weight, dtype=np.float32).tobytes())
-    return digest.hexdigest()[:16]
-
-
-def export_model(model: keras.Model, config: Config, run: RunFolder) -> Path:
-    """Write model.keras as float32 (the precision is chosen again at inference) and the config beside it."""
-    exported = build_generator(**asdict(config.model), dtype="float32")
-    exported.set_weights(model.get_weights())
-    with atomic_path(run.model, suffix=".keras") as tmp:
-        exported.save(tmp)
-    record_config(run, config)
-    return run.model
