@@ -10,6 +10,8 @@ from typing import Annotated
 import typer
 from tqdm import tqdm
 
+from deblur.imageio import DEFAULT_MAX_PIXELS  # light: Pillow and NumPy only
+
 # TensorFlow's C++ INFO and WARNING lines drown the command's own output; set the variable to see them.
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
@@ -163,7 +165,9 @@ def predict(
     model: Annotated[Path | None, typer.Option(help="A model.keras; default: the newest runs/*/model.keras.")] = None,
     out: Annotated[Path, typer.Option(help="Output folder; <name>.<format> per input.")] = Path("deblurred"),
     fmt: Annotated[OutputFormat, typer.Option("--format", help="Output format.")] = OutputFormat.png,
-    tile: Annotated[int, typer.Option(min=32, help="Tile side for images over 1 megapixel.")] = 512,
+    tile: Annotated[
+        int, typer.Option(min=32, help="Largest tile side, a multiple of 4, for images over 512x512 pixels.")
+    ] = 512,
     overlap: Annotated[int, typer.Option(min=0, help="Pixels shared by neighbouring tiles, blended.")] = 64,
     side_by_side: Annotated[bool, typer.Option(help="Also write <name>_side_by_side: blurry | deblurred.")] = False,
     overwrite: Annotated[bool, typer.Option(help="Replace existing outputs.")] = False,
@@ -173,7 +177,7 @@ def predict(
     ] = InferencePrecision.auto,
     max_pixels: Annotated[
         int, typer.Option(min=1, help="Refuse larger images (a decompression-bomb guard).")
-    ] = 200_000_000,
+    ] = DEFAULT_MAX_PIXELS,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bars.")] = False,
 ) -> None:
     """Deblur photos of any size with a trained model."""

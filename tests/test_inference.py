@@ -243,3 +243,13 @@ def test_auto_precision(random_model, monkeypatch):
     assert load_deblurrer(random_model, precision="auto").precision == "float32"
     monkeypatch.setattr(inference, "_native_bfloat16", lambda: False)
     assert load_deblurrer(random_model, precision="auto").model.get_layer("head_conv").compute_dtype == "float32"
+
+
+def test_cli_defaults_are_the_library_defaults():
+    import inspect
+
+    from deblur.cli import predict
+    from deblur.inference import DEFAULT_OVERLAP, DEFAULT_TILE
+
+    defaults = {name: p.default for name, p in inspect.signature(predict).parameters.items()}
+    assert (defaults["tile"], defaults["overlap"]) == (DEFAULT_TILE, DEFAULT_OVERLAP)

@@ -184,12 +184,7 @@ def train(config: Config, out_dir: str | Path, *, progress: bool = True, log: Ca
                 try:
                     blurry, sharp = next(batches)
                 except tf.errors.OpError as err:
-                    if not dcfg.skip_bad_images:
-                        raise _data_error(err, train_pairs, step, manager) from None
-                    readable, broken = split_unreadable(train_pairs, deep=True, progress=False)
-                    if not broken or not readable:
-                        raise _data_error(err, train_pairs, step, manager) from None
-                    train_pairs = readable
+                    train_pairs, broken = _leave_out_unreadable(err, train_pairs, dcfg.skip_bad_images, step, manager)
                     skipped += broken
                     log(f"\nskipping {len(broken)} file(s) that became unreadable: " + "; ".join(broken[:5]))
                     batches = iter(strategy.distribute_datasets_from_function(dataset_fn))
@@ -238,11 +233,8 @@ def train(config: Config, out_dir: str | Path, *, progress: bool = True, log: Ca
             try:
                 scores, samples = validate(eval_step, validation, tcfg.log_images)
             except tf.errors.OpError as err:
-                readable, broken = split_unreadable(val_pairs, deep=True, progress=False)
-                if not (dcfg.skip_bad_images and broken and readable):
-                    raise _data_error(err, val_pairs, step, manager) from None
+                val_pairs, broken = _leave_out_unreadable(err, val_pairs, dcfg.skip_bad_images, step, manager)
                 skipped += broken
-                val_pairs = readable
                 validation = val_dataset(val_pairs, crop=dcfg.val_crop, parallel=dcfg.parallel)
                 scores, samples = validate(eval_step, validation, tcfg.log_images)
             row = {
@@ -305,6 +297,16 @@ def _reason(err: tf.errors.OpError) -> str:
         if "unhealthy" in line or "aborted" in line:
             return line[:200]
     return next((line for line in lines if not line.endswith(":")), lines[0] if lines else "")[:200]
+
+
+def _leave_out_unreadable(err: tf.errors.OpError, pairs, skip: bool, step: int, manager):
+    """After a read error: with `skip`, the pairs still readable and the files that are not; otherwise, or when
+    nothing (or everything) turns out unreadable, a TrainingError naming the files."""
+    if skip:
+        readable, broken = split_unreadable(pairs, deep=True, progress=False)
+        if broken and readable:
+            return readable, broken
+    raise _data_error(err, pairs, step, manager) from None
 
 
 def _data_error(err: tf.errors.OpError, pairs, step: int, manager) -> TrainingError:
