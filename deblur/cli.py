@@ -217,3 +217,74 @@ def predict(
     typer.echo(f"{len(report.written)} written, {len(report.failed)} failed")
     if report.failed:
         raise typer.Exit(1)
+
+
+class PresetName(str, Enum):
+    quick = "quick"
+    paper = "paper"
+
+
+@app.command()
+def timings(
+    preset: Annotated[
+        PresetName,
+        typer.Option(help="quick: 128x128 patches, 16 timed steps (minutes on a CPU); paper: the article's setup."),
+    ] = PresetName.quick,
+    out: Annotated[Path, typer.Option(help="Folder for timings.json and timings.png.")] = Path("timings"),
+    data: Annotated[
+        Path | None, typer.Option(help="Dataset folder (GOPRO layout or blur/ + sharp/); default: the demo data.")
+    ] = None,
+    stages: Annotated[
+        str | None,
+        typer.Option(
+            help="Comma-separated subset: keras-sequence, tf.data, tf.data-optimized, mixed-precision, multi-gpu, "
+            "xla, steps-per-call. Each keeps the optimizations of the stages before it."
+        ),
+    ] = None,
+    config: Annotated[
+        str | None,
+        typer.Option("--config", "-c", help="Config whose model (and data) to time; default: gopro's model."),
+    ] = None,
+    steps: Annotated[int | None, typer.Option(min=1, help="Timed steps per stage (overrides the preset).")] = None,
+    warmup: Annotated[int | None, typer.Option(min=1, help="Untimed warm-up steps per stage.")] = None,
+    patch_size: Annotated[int | None, typer.Option(min=8, help="Patch side (overrides the preset).")] = None,
+    batch_size: Annotated[int | None, typer.Option(min=1, help="Batch per replica (overrides the preset).")] = None,
+    pipeline_only: Annotated[
+        bool, typer.Option("--pipeline-only", help="Only time the loaders, without the model.")
+    ] = False,
+    overwrite: Annotated[bool, typer.Option(help="Replace timings.json and timings.png in --out.")] = False,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bars.")] = False,
+) -> None:
+    """Time each training optimization in turn (the article's staged chart) and write a table, JSON and chart."""
+    from dataclasses import replace
+
+    from deblur.config import ConfigError, load_config
+    from deblur.data.pairs import DatasetError
+    from deblur.timings.report import loader_table, stage_table
+    from deblur.timings.run import PRESETS, TimingsError, run_timings
+
+    chosen = PRESETS[preset.value]
+    changes = {"steps": steps, "warmup_steps": warmup, "patch_size": patch_size, "batch_size": batch_size}
+    chosen = replace(chosen, **{key: value for key, value in changes.items() if value is not None})
+    overrides = [f"data.root={data}"] if data else ([] if config else ["data.root=null"])
+    names = [name.strip() for name in stages.split(",") if name.strip()] if stages else None
+    try:
+        cfg = load_config(config or "gopro", overrides)
+        report = run_timings(
+            cfg,
+            chosen,
+            out,
+            stages=names,
+            pipeline_only=pipeline_only,
+            overwrite=overwrite,
+            progress=not quiet,
+            log=typer.echo,
+        )
+    except (ConfigError, DatasetError, TimingsError, ValueError, FileNotFoundError) as err:
+        raise fail(str(err)) from None
+    typer.echo("")
+    if report.stages:
+        typer.echo(stage_table(report))
+        typer.echo("")
+    typer.echo(loader_table(report))
+    typer.echo(f"\nwrote {out / 'timings.json'} and {out / 'timings.png'}")

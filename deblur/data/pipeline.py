@@ -63,10 +63,15 @@ def random_patch(
     blurry: tf.Tensor, sharp: tf.Tensor, seed: tf.Tensor, patch_size: int, augment: bool
 ) -> tuple[tf.Tensor, tf.Tensor]:
     """One aligned random patch of a uint8 pair, as float32 in [0, 1]; the same transform on both images."""
-    # Stacking the two images makes every random op apply identically to both.
-    stacked = tf.concat([blurry, sharp], axis=-1)
     seeds = tf.random.experimental.stateless_split(seed, 4)
-    patch = tf.image.stateless_random_crop(stacked, [patch_size, patch_size, 6], seed=seeds[0])
+    shape = tf.shape(sharp)
+    # One offset for both images; slicing before stacking copies two patches, not two whole images.
+    corner = tf.random.stateless_uniform([2], seed=seeds[0], minval=0, maxval=tf.int32.max, dtype=tf.int32) % (
+        shape[:2] - patch_size + 1
+    )
+    begin, size = tf.concat([corner, [0]], 0), [patch_size, patch_size, 3]
+    # Stacked, every random op below applies identically to both patches.
+    patch = tf.concat([tf.slice(blurry, begin, size), tf.slice(sharp, begin, size)], axis=-1)
     if augment:
         patch = tf.image.stateless_random_flip_left_right(patch, seed=seeds[1])
         patch = tf.image.stateless_random_flip_up_down(patch, seed=seeds[2])

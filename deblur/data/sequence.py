@@ -23,10 +23,10 @@ def load_rgb(path) -> np.ndarray:
 def random_patch_numpy(
     blurry: np.ndarray, sharp: np.ndarray, rng: np.random.Generator, patch_size: int, augment: bool
 ) -> tuple[np.ndarray, np.ndarray]:
-    stacked = np.concatenate([blurry, sharp], axis=-1)
-    top = rng.integers(0, stacked.shape[0] - patch_size + 1)
-    left = rng.integers(0, stacked.shape[1] - patch_size + 1)
-    patch = stacked[top : top + patch_size, left : left + patch_size]
+    top = rng.integers(0, sharp.shape[0] - patch_size + 1)
+    left = rng.integers(0, sharp.shape[1] - patch_size + 1)
+    window = np.s_[top : top + patch_size, left : left + patch_size]
+    patch = np.concatenate([blurry[window], sharp[window]], axis=-1)
     if augment:
         if rng.random() < 0.5:
             patch = patch[:, ::-1]

@@ -34,8 +34,10 @@ from deblur.training.checkpoints import (
     weights_fingerprint,
     write_metrics,
 )
+from deblur.training.errors import error_reason
 from deblur.training.optim import build_optimizer, scaled_learning_rate
 from deblur.training.precision import choose_precision, set_policy
+from deblur.training.step import make_train_step
 from deblur.training.strategy import make_strategy, split_cpu
 from deblur.training.validation import validate
 
@@ -133,26 +135,13 @@ def train(config: Config, out_dir: str | Path, *, progress: bool = True, log: Ca
     batches = iter(strategy.distribute_datasets_from_function(dataset_fn))
     validation = val_dataset(val_pairs, crop=dcfg.val_crop, parallel=dcfg.parallel)
 
-    def replica_step(blurry, sharp):
-        with tf.GradientTape() as tape:
-            restored = model(blurry, training=True)
-            per_image = pixel_loss(sharp, restored)
-            if features is not None:
-                per_image += tcfg.perceptual_weight * perceptual_loss(features, sharp, restored)
-            loss = tf.nn.compute_average_loss(per_image, global_batch_size=global_batch)
-            scaled = optimizer.scale_loss(loss)
-        gradients = tape.gradient(scaled, model.trainable_variables)
-        optimizer.apply_gradients(zip(gradients, model.trainable_variables, strict=True))
-        return loss
+    def loss_fn(sharp, restored):
+        per_image = pixel_loss(sharp, restored)
+        if features is not None:
+            per_image += tcfg.perceptual_weight * perceptual_loss(features, sharp, restored)
+        return per_image
 
-    if tcfg.jit_compile:
-        # XLA compiles what each replica runs; the cross-replica wrapper stays a plain tf.function.
-        replica_step = tf.function(replica_step, jit_compile=True)
-
-    @tf.function(jit_compile=False)
-    def train_step(blurry, sharp):
-        losses = strategy.run(replica_step, args=(blurry, sharp))
-        return strategy.reduce(tf.distribute.ReduceOp.SUM, losses, axis=None)
+    train_step = make_train_step(model, optimizer, strategy, loss_fn, global_batch, jit_compile=tcfg.jit_compile)
 
     @tf.function(reduce_retracing=True, jit_compile=False)
     def eval_step(blurry, sharp):
@@ -195,7 +184,7 @@ def train(config: Config, out_dir: str | Path, *, progress: bool = True, log: Ca
                 except (tf.errors.UnavailableError, tf.errors.CancelledError) as err:
                     # Another worker died: collective operations cannot complete without it.
                     raise TrainingError(
-                        f"training stopped at step {step}: another worker is gone ({_reason(err)}). The last "
+                        f"training stopped at step {step}: another worker is gone ({error_reason(err)}). The last "
                         f"checkpoint ({manager.latest_checkpoint or 'none yet'}) is kept: start every worker again "
                         "with the same command to resume."
                     ) from None
@@ -288,15 +277,6 @@ def train(config: Config, out_dir: str | Path, *, progress: bool = True, log: Ca
         timer.steps,
         skipped,
     )
-
-
-def _reason(err: tf.errors.OpError) -> str:
-    """The informative line of a TensorFlow error (its first line is often just "Graph execution error:")."""
-    lines = [line.strip() for line in (err.message or str(err)).splitlines() if line.strip()]
-    for line in lines:
-        if "unhealthy" in line or "aborted" in line:
-            return line[:200]
-    return next((line for line in lines if not line.endswith(":")), lines[0] if lines else "")[:200]
 
 
 def _leave_out_unreadable(err: tf.errors.OpError, pairs, skip: bool, step: int, manager):

@@ -1,0 +1,89 @@
+"""`timings.png`: the time per stage as horizontal bars (like the article's chart), beside the loaders' speed."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")  # files only; no display is needed or wanted
+
+import matplotlib.pyplot as plt  # noqa: E402
+from matplotlib import ticker  # noqa: E402
+
+from deblur.files import atomic_path  # noqa: E402
+from deblur.timings.device import short_device  # noqa: E402
+from deblur.timings.run import TimingsReport  # noqa: E402
+
+
+def write_chart(report: TimingsReport, path: Path) -> None:
+    figure, (stages_axis, loaders_axis) = plt.subplots(
+        1, 2, figsize=(13, 5.2), gridspec_kw={"width_ratios": [1.7, 1]}, layout="constrained"
+    )
+    _stage_bars(stages_axis, report)
+    _loader_bars(loaders_axis, report)
+    settings = report.settings
+    model = settings["model"]
+    figure.suptitle(
+        f"deblur timings, {report.preset} preset: {short_device(report.device)}\n"
+        f"TensorFlow {report.device['tensorflow']}, Keras {report.device['keras']}; generator width "
+        f"{model['width']}, {model['blocks']} blocks; {settings['patch_size']}x{settings['patch_size']} patches, "
+        f"batch {settings['batch_size']}, {settings['timed_steps']} timed steps per stage",
+        fontsize=10,
+    )
+    with atomic_path(path, suffix=".png") as tmp:
+        figure.savefig(tmp, dpi=110, format="png")
+    plt.close(figure)
+
+
+def _stage_bars(axis, report: TimingsReport) -> None:
+    stages = report.stages
+    if not stages:
+        axis.text(0.5, 0.5, "pipeline-only run: no training stages", ha="center", va="center")
+        axis.set_axis_off()
+        return
+    names = [stage.name for stage in stages][::-1]  # first stage at the top
+    seconds = [report.equivalent_seconds(stage) or 0.0 for stage in stages][::-1]
+    colours = ["#4c72b0" if s else "#cccccc" for s in seconds]
+    bars = axis.barh(names, seconds, color=colours)
+    longest = max(seconds) or 1.0
+    for bar, stage in zip(bars, stages[::-1], strict=True):
+        if stage.skipped:
+            label = f"skipped: {stage.skipped}"
+            label = label if len(label) < 70 else label[:67] + "..."
+            axis.text(longest * 0.01, bar.get_y() + bar.get_height() / 2, label, va="center", fontsize=8)
+        else:
+            label = f" {report.equivalent_seconds(stage):.0f} s  ({stage.speedup:.2f}x)"
+            axis.text(bar.get_width(), bar.get_y() + bar.get_height() / 2, label, va="center", fontsize=9)
+    axis.set_xlim(0, longest * 1.3)
+    axis.set_xlabel(f"seconds for {report.equivalent_workload} (lower is better)")
+    axis.set_title("time per stage, each adding one optimization", fontsize=10)
+
+
+def _loader_bars(axis, report: TimingsReport) -> None:
+    loaders = report.pipeline[::-1]
+    bars = axis.barh(
+        [loader.name for loader in loaders], [loader.patches_per_second for loader in loaders], color="#55a868"
+    )
+    for bar, loader in zip(bars, loaders, strict=True):
+        axis.text(
+            bar.get_width(),
+            bar.get_y() + bar.get_height() / 2,
+            f" {loader.patches_per_second:.0f}",
+            va="center",
+            fontsize=9,
+        )
+    measured = [s for s in report.stages if s.images_per_second]
+    if measured:
+        consumed = max(s.images_per_second for s in measured)
+        axis.axvline(consumed, color="#c44e52", linestyle="--")
+        axis.text(
+            consumed, len(loaders) - 0.5, f" model consumes\n {consumed:.1f}/s", color="#c44e52", fontsize=8, va="top"
+        )
+    axis.set_xscale("log")
+    speeds = [loader.patches_per_second for loader in loaders] + [s.images_per_second for s in measured]
+    axis.set_xlim(min(speeds) / 2, max(speeds) * 4)  # room for the value labels
+    axis.xaxis.set_major_formatter(ticker.FuncFormatter(lambda value, _: f"{value:g}"))
+    axis.xaxis.set_minor_formatter(ticker.NullFormatter())
+    axis.set_xlabel("patches per second delivered, no model (log scale)")
+    axis.set_title("input pipeline alone", fontsize=10)

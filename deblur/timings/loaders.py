@@ -1,0 +1,55 @@
+"""Pipeline-only timings: how many patches per second each loader delivers with no model attached.
+
+Set beside the images per second the model consumes, this shows which one limits training on this machine.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+from tqdm import tqdm
+
+from deblur.data.pairs import Pair
+from deblur.data.pipeline import train_dataset
+from deblur.data.sequence import PairSequence
+from deblur.timings.measure import LOADER_OPTIONS
+
+LOADERS = ("keras-sequence", "tf.data", "tf.data-optimized")
+
+
+@dataclass
+class LoaderResult:
+    name: str
+    patches_per_second: float
+    batches: int  # timed
+    warmup_batches: int  # not timed: for the optimized loader, enough to fill its cache
+
+
+def measure_loader(
+    name: str, pairs: list[Pair], *, patch_size: int, batch_size: int, batches: int, seed: int = 0, progress=True
+) -> LoaderResult:
+    """Time `batches` batches from loader `name`, after its warm-up (a full pass over the files for a cache)."""
+    if name == "keras-sequence":
+        warmup = 1
+        sequence = PairSequence(pairs, patch_size, batch_size, warmup + batches, seed=seed)
+        source = (sequence[i] for i in range(len(sequence)))
+    else:
+        options = LOADER_OPTIONS[name]
+        # Enough batches to pass every file once (filling the cache) and the patch shuffle buffer behind it.
+        warmup = -(-len(pairs) // batch_size) + 9 if options.cache != "none" else 1
+        dataset = train_dataset(pairs, patch_size=patch_size, batch_size=batch_size, seed=seed, options=options)
+        source = iter(dataset.take(warmup + batches))
+    bar = tqdm(total=warmup + batches, desc=f"loader {name}", unit="batch", leave=False, disable=not progress)
+    try:
+        for _ in range(warmup):
+            next(source)
+            bar.update(1)
+        started = time.perf_counter()
+        for _ in range(batches):
+            next(source)
+            bar.update(1)
+        seconds = time.perf_counter() - started
+    finally:
+        bar.close()
+    return LoaderResult(name, batch_size * batches / seconds, batches, warmup)

@@ -1,0 +1,178 @@
+"""Timing one stage: a fresh model and optimizer, warm-up steps, then timed steps, each read back to the host.
+
+Every stage runs the trainer's own step (`deblur.training.step`) so the figures are those of `deblur train`.
+"""
+
+from __future__ import annotations
+
+import gc
+import math
+import time
+from dataclasses import asdict, dataclass
+
+import keras
+import numpy as np
+import tensorflow as tf
+from tqdm import tqdm
+
+from deblur.config import ModelConfig, TrainConfig
+from deblur.data.pairs import Pair
+from deblur.data.pipeline import PipelineOptions, train_dataset
+from deblur.data.sequence import PairSequence
+from deblur.losses import PIXEL_LOSSES
+from deblur.model import build_generator
+from deblur.timings.stages import Setup, Stage
+from deblur.training.optim import build_optimizer
+from deblur.training.precision import set_policy
+from deblur.training.step import make_multi_step, make_train_step
+
+LOADER_OPTIONS = {
+    "tf.data": PipelineOptions(parallel=False, cache="none", prefetch=False),
+    "tf.data-optimized": PipelineOptions(parallel=True, cache="memory", prefetch=True),
+}
+
+
+@dataclass(frozen=True)
+class Workload:
+    """What every stage trains: the same model, data, patch and batch (per replica)."""
+
+    model: ModelConfig
+    train: TrainConfig  # learning rate and loss: the optimizer and loss of `deblur train`
+    pairs: list[Pair]
+    patch_size: int
+    batch_size: int
+    warmup_steps: int
+    steps: int
+    seed: int = 0
+
+
+@dataclass
+class StageResult:
+    name: str
+    description: str
+    images_per_second: float | None
+    step_ms_median: float | None
+    step_ms_p90: float | None
+    input_wait_fraction: float | None  # None where input is taken inside the graph (steps-per-call)
+    speedup: float | None  # against the first stage measured (normally keras-sequence)
+    skipped: str | None
+    settings: dict
+    replicas: int = 1
+    timed_steps: int = 0
+
+
+def skipped_result(stage: Stage) -> StageResult:
+    return StageResult(stage.name, stage.description, None, None, None, None, None, stage.skipped, asdict(stage.setup))
+
+
+def measure_stage(stage: Stage, work: Workload, *, progress: bool = True) -> StageResult:
+    """Train `work` as `stage.setup` says and time it. Each timed step includes fetching its batch."""
+    setup = stage.setup
+    set_policy(setup.policy)
+    keras.utils.set_random_seed(work.seed)  # every stage starts from the same weights
+    strategy = tf.distribute.MirroredStrategy(list(setup.devices)) if setup.devices else tf.distribute.get_strategy()
+    replicas = strategy.num_replicas_in_sync
+    global_batch = work.batch_size * replicas
+    total = work.warmup_steps + work.steps
+    with strategy.scope():
+        model = build_generator(**asdict(work.model))
+        optimizer = build_optimizer(work.train, total, setup.policy)
+        optimizer.build(model.trainable_variables)
+    loss_fn = PIXEL_LOSSES[work.train.loss]
+    bar = tqdm(total=total, desc=stage.name, unit="step", leave=False, disable=not progress, dynamic_ncols=True)
+    try:
+        if setup.steps_per_call > 1:
+            durations, waits = _time_multi_step(setup, work, strategy, model, optimizer, loss_fn, global_batch, bar)
+        else:
+            durations, waits = _time_steps(setup, work, strategy, model, optimizer, loss_fn, global_batch, bar)
+    finally:
+        bar.close()
+        set_policy("float32")
+        del model, optimizer
+        gc.collect()
+    durations = np.asarray(durations)
+    return StageResult(
+        stage.name,
+        stage.description,
+        images_per_second=global_batch * len(durations) / float(durations.sum()),
+        step_ms_median=1000 * float(np.median(durations)),
+        step_ms_p90=1000 * float(np.percentile(durations, 90)),
+        input_wait_fraction=None if waits is None else float(np.sum(waits) / durations.sum()),
+        speedup=None,
+        skipped=None,
+        settings=asdict(setup),
+        replicas=replicas,
+        timed_steps=len(durations),
+    )
+
+
+def _batches(setup: Setup, work: Workload, strategy: tf.distribute.Strategy, global_batch: int):
+    """An iterator of training batches from the stage's loader."""
+    if setup.loader == "keras-sequence":
+        if setup.devices:
+            raise ValueError("the keras-sequence loader runs on one device only")
+        sequence = PairSequence(
+            work.pairs, work.patch_size, global_batch, work.warmup_steps + work.steps, seed=work.seed
+        )
+        return (sequence[i] for i in range(len(sequence)))
+    options = LOADER_OPTIONS[setup.loader]
+
+    def dataset_fn(context: tf.distribute.InputContext) -> tf.data.Dataset:
+        return train_dataset(
+            work.pairs,
+            patch_size=work.patch_size,
+            batch_size=context.get_per_replica_batch_size(global_batch),
+            seed=work.seed,
+            options=options,
+            num_shards=context.num_input_pipelines,
+            shard_index=context.input_pipeline_id,
+        )
+
+    return iter(strategy.distribute_datasets_from_function(dataset_fn))
+
+
+def _time_steps(setup, work, strategy, model, optimizer, loss_fn, global_batch, bar):
+    train_step = make_train_step(model, optimizer, strategy, loss_fn, global_batch, jit_compile=setup.jit_compile)
+    batches = _batches(setup, work, strategy, global_batch)
+    durations, waits = [], []
+    for step in range(work.warmup_steps + work.steps):
+        started = time.perf_counter()
+        blurry, sharp = next(batches)
+        fetched = time.perf_counter()
+        loss = float(train_step(blurry, sharp))  # the read-back: the step has finished on the device
+        finished = time.perf_counter()
+        _check_loss(loss, step)
+        if step >= work.warmup_steps:
+            durations.append(finished - started)
+            waits.append(fetched - started)
+            bar.set_postfix(img_s=f"{global_batch * len(durations) / sum(durations):.2f}")
+        bar.update(1)
+    return durations, waits
+
+
+def _time_multi_step(setup, work, strategy, model, optimizer, loss_fn, global_batch, bar):
+    """Calls of `steps_per_call` steps; each call's time is shared equally by its steps."""
+    per_call = setup.steps_per_call
+    train_steps = make_multi_step(model, optimizer, strategy, loss_fn, global_batch, jit_compile=setup.jit_compile)
+    batches = _batches(setup, work, strategy, global_batch)
+    warmup_calls = max(1, math.ceil(work.warmup_steps / per_call))
+    timed_calls = max(1, math.ceil(work.steps / per_call))
+    bar.reset(total=(warmup_calls + timed_calls) * per_call)
+    durations = []
+    n = tf.constant(per_call)
+    for call in range(warmup_calls + timed_calls):
+        started = time.perf_counter()
+        loss = float(train_steps(batches, n))
+        finished = time.perf_counter()
+        _check_loss(loss, call * per_call)
+        if call >= warmup_calls:
+            durations += [(finished - started) / per_call] * per_call
+            bar.set_postfix(img_s=f"{global_batch * len(durations) / sum(durations):.2f}")
+        bar.update(per_call)
+    return durations, None
+
+
+def _check_loss(loss: float, step: int) -> None:
+    # A timing of a diverged model would still be a timing, but of NaN arithmetic: say so rather than report it.
+    if not math.isfinite(loss):
+        raise FloatingPointError(f"the loss became {loss} at step {step + 1}; the figures would not be meaningful")

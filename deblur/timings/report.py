@@ -1,0 +1,74 @@
+"""The terminal table of a timings report."""
+
+from __future__ import annotations
+
+from deblur.timings.run import TimingsReport
+
+
+def _number(value: float | None, fmt: str) -> str:
+    return "-" if value is None else format(value, fmt)
+
+
+def stage_table(report: TimingsReport) -> str:
+    header = ("stage", "img/s", "median ms", "p90 ms", "input wait", "speedup", "5x200 time")
+    rows = [header]
+    notes = []
+    for stage in report.stages:
+        if stage.skipped:
+            rows.append((stage.name, "skipped", "", "", "", "", ""))
+            notes.append(f"{stage.name}: {stage.skipped}")
+            continue
+        wait = None if stage.input_wait_fraction is None else 100 * stage.input_wait_fraction
+        seconds = report.equivalent_seconds(stage)
+        rows.append(
+            (
+                stage.name,
+                _number(stage.images_per_second, ".2f"),
+                _number(stage.step_ms_median, ".0f"),
+                _number(stage.step_ms_p90, ".0f"),
+                "in graph" if wait is None else f"{wait:.1f}%",
+                _number(stage.speedup, ".2f") + "x",
+                _number(seconds, ".0f") + " s",
+            )
+        )
+    widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
+    lines = [
+        "  ".join(
+            cell.ljust(w) if i == 0 else cell.rjust(w) for i, (cell, w) in enumerate(zip(row, widths, strict=True))
+        )
+        for row in rows
+    ]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    return "\n".join(lines + [f"  skipped {note}" for note in notes])
+
+
+def loader_table(report: TimingsReport) -> str:
+    lines = [f"{'loader (no model)':<20} {'patches/s':>10}"]
+    lines += [f"{loader.name:<20} {loader.patches_per_second:>10.1f}" for loader in report.pipeline]
+    measured = [s for s in report.stages if s.images_per_second]
+    if measured:
+        fastest = max(measured, key=lambda s: s.images_per_second)
+        lines.append(f"{'model consumes':<20} {fastest.images_per_second:>10.1f}  (fastest stage: {fastest.name})")
+        verdict = bottleneck(report)
+        if verdict:
+            lines.append(verdict)
+    return "\n".join(lines)
+
+
+def bottleneck(report: TimingsReport) -> str | None:
+    """Which limits training here: the plain input pipeline, or the model's compute."""
+    measured = [s for s in report.stages if s.images_per_second]
+    plain = next((loader for loader in report.pipeline if loader.name == "tf.data"), None)
+    if not measured or plain is None:
+        return None
+    consumed = max(s.images_per_second for s in measured)
+    ratio = plain.patches_per_second / consumed
+    if ratio >= 1:
+        return (
+            f"here the compute is the bottleneck: even the plain tf.data loader delivers {ratio:.1f}x what the "
+            "model consumes"
+        )
+    return (
+        f"here the input pipeline is the bottleneck: the plain tf.data loader delivers only {ratio:.2f}x what "
+        "the model consumes; the optimized loader is needed"
+    )

@@ -1,0 +1,193 @@
+"""`deblur timings`: the staged training-speed measurement, end to end.
+
+Each stage trains the same model on the same data with one more optimization than the stage before, from the same
+initial weights; `Preset` fixes the workload. Results go to `OUT/timings.json` and `OUT/timings.png`.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import tensorflow as tf
+
+from deblur.config import Config
+from deblur.data.demo import ensure_demo_dataset
+from deblur.data.pairs import preflight
+from deblur.files import atomic_write_text
+from deblur.timings.device import describe_device
+from deblur.timings.loaders import LOADERS, LoaderResult, measure_loader
+from deblur.timings.measure import StageResult, Workload, measure_stage, skipped_result
+from deblur.timings.stages import plan_stages, select_stages
+from deblur.training.errors import error_reason
+from deblur.training.precision import choose_precision
+
+# The article's workload: 5 epochs x 200 steps of batch 4. Stage times are scaled to it so they read like its chart.
+ARTICLE_STEPS = 5 * 200
+
+
+@dataclass(frozen=True)
+class Preset:
+    name: str
+    patch_size: int
+    batch_size: int  # per replica
+    warmup_steps: int
+    steps: int  # timed
+    loader_batches: int  # timed, per loader, in the pipeline-only mode
+    steps_per_call: int
+
+
+PRESETS = {
+    # The article's setup exactly: 256x256 patches, batch 4, 5 epochs x 200 steps, all timed.
+    "paper": Preset("paper", 256, 4, warmup_steps=10, steps=ARTICLE_STEPS, loader_batches=200, steps_per_call=10),
+    # The same model within 10 minutes on a 2-core CPU: smaller patches, fewer steps.
+    "quick": Preset("quick", 128, 4, warmup_steps=2, steps=16, loader_batches=30, steps_per_call=8),
+}
+
+OUTPUTS = ("timings.json", "timings.png")
+
+
+class TimingsError(RuntimeError):
+    pass
+
+
+@dataclass
+class TimingsReport:
+    device: dict
+    preset: str
+    settings: dict
+    stages: list[StageResult]
+    pipeline: list[LoaderResult]
+    equivalent_workload: str
+    created: str = field(default_factory=lambda: time.strftime("%Y-%m-%dT%H:%M:%S%z"))
+
+    def to_json(self) -> dict:
+        stages = []
+        for stage in self.stages:
+            row = asdict(stage)
+            seconds = self.equivalent_seconds(stage)
+            row["equivalent_seconds"] = None if seconds is None else round(seconds, 1)
+            stages.append(row)
+        return {
+            "device": self.device,
+            "preset": self.preset,
+            "settings": self.settings,
+            "equivalent_workload": self.equivalent_workload,
+            "stages": stages,
+            "pipeline": [asdict(loader) for loader in self.pipeline],
+            "created": self.created,
+        }
+
+    def equivalent_seconds(self, stage: StageResult) -> float | None:
+        """Seconds for the article's workload (1000 steps of the per-replica batch) at the stage's speed."""
+        if stage.images_per_second is None:
+            return None
+        return ARTICLE_STEPS * self.settings["batch_size"] / stage.images_per_second
+
+
+def check_outputs(out: Path, overwrite: bool) -> None:
+    existing = [str(out / name) for name in OUTPUTS if (out / name).exists()]
+    if existing and not overwrite:
+        raise TimingsError(f"{', '.join(existing)} already exist(s): choose another --out or pass --overwrite")
+
+
+def run_timings(
+    config: Config,
+    preset: Preset,
+    out: Path,
+    *,
+    stages: list[str] | None = None,
+    pipeline_only: bool = False,
+    overwrite: bool = False,
+    multi_devices: list[str] | None = None,
+    progress: bool = True,
+    log: Callable[[str], None] = print,
+) -> TimingsReport:
+    """Measure every selected stage (or only the loaders), write OUT/timings.json and OUT/timings.png.
+
+    The model and data come from `config` (data.root, or the embedded demo dataset made from data.synth); the
+    workload from `preset`.
+    """
+    from deblur.timings.chart import write_chart  # matplotlib: imported only when a chart is made
+
+    check_outputs(out, overwrite)
+    precision = choose_precision("auto")
+    gpus = [device.name for device in tf.config.list_logical_devices("GPU")]
+    planned = select_stages(
+        plan_stages(precision, gpus, steps_per_call=preset.steps_per_call, multi_devices=multi_devices), stages
+    )
+    root = config.data.root or ensure_demo_dataset(config.data.synth, log=log)
+    splits = preflight(root, preset.patch_size, progress=progress)
+    work = Workload(
+        config.model,
+        config.train,
+        splits.train,
+        preset.patch_size,
+        preset.batch_size,
+        preset.warmup_steps,
+        preset.steps,
+    )
+    device = describe_device()
+    settings = {
+        "patch_size": preset.patch_size,
+        "batch_size": preset.batch_size,
+        "warmup_steps": preset.warmup_steps,
+        "timed_steps": preset.steps,
+        "model": asdict(config.model),
+        "data": str(root),
+        "training_pairs": len(splits.train),
+    }
+    log(f"data: {root}, {len(splits.train)} training pairs; {preset.patch_size}x{preset.patch_size} patches")
+
+    loaders = []
+    for name in LOADERS:
+        loader = measure_loader(
+            name,
+            splits.train,
+            patch_size=preset.patch_size,
+            batch_size=preset.batch_size,
+            batches=preset.loader_batches,
+            progress=progress,
+        )
+        log(f"loader {name}: {loader.patches_per_second:.1f} patches/s")
+        loaders.append(loader)
+
+    results: list[StageResult] = []
+    if not pipeline_only:
+        for stage in planned:
+            if stage.skipped:
+                log(f"stage {stage.name}: skipped ({stage.skipped})")
+                results.append(skipped_result(stage))
+                continue
+            try:
+                result = measure_stage(stage, work, progress=progress)
+            except tf.errors.OpError as err:
+                # E.g. out of memory, or XLA unavailable for an op on this device: recorded, not hidden.
+                reason = error_reason(err)
+                log(f"stage {stage.name}: failed here ({reason})")
+                results.append(skipped_result(stage))
+                results[-1].skipped = f"failed on this machine: {reason}"
+                continue
+            log(f"stage {stage.name}: {result.images_per_second:.2f} img/s, median step {result.step_ms_median:.0f} ms")
+            results.append(result)
+        baseline = next((r for r in results if r.images_per_second), None)
+        for result in results:
+            if result.images_per_second and baseline:
+                result.speedup = result.images_per_second / baseline.images_per_second
+        settings["speedup_baseline"] = baseline.name if baseline else None
+
+    report = TimingsReport(
+        device,
+        preset.name,
+        settings,
+        results,
+        loaders,
+        equivalent_workload=f"{ARTICLE_STEPS} steps (5 epochs x 200) of batch {preset.batch_size}",
+    )
+    out.mkdir(parents=True, exist_ok=True)
+    atomic_write_text(out / "timings.json", json.dumps(report.to_json(), indent=2) + "\n")
+    write_chart(report, out / "timings.png")
+    return report

@@ -1,0 +1,91 @@
+"""The staged optimizations `deblur timings` measures, each adding one to the stage before.
+
+Stages 1-5 follow the article (Keras Sequence -> tf.data -> parallel/cache/prefetch -> mixed precision ->
+MirroredStrategy); 6-7 go beyond it. A stage that cannot run on this machine is kept with the reason, and the
+stages after it build on the last one that could run.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from deblur.training.precision import PrecisionChoice
+
+
+@dataclass(frozen=True)
+class Setup:
+    """Everything a stage's measurement depends on besides the model and data."""
+
+    loader: str = "keras-sequence"  # keras-sequence | tf.data | tf.data-optimized
+    policy: str = "float32"
+    devices: tuple[str, ...] = ()  # () : one device (the default strategy); else MirroredStrategy over these
+    jit_compile: bool = False
+    steps_per_call: int = 1
+
+
+@dataclass(frozen=True)
+class Stage:
+    name: str
+    description: str
+    setup: Setup
+    skipped: str | None = None  # why the stage cannot run here; None when it runs
+
+
+STAGE_NAMES = (
+    "keras-sequence",
+    "tf.data",
+    "tf.data-optimized",
+    "mixed-precision",
+    "multi-gpu",
+    "xla",
+    "steps-per-call",
+)
+
+
+def plan_stages(
+    precision: PrecisionChoice, gpus: list[str], *, steps_per_call: int = 8, multi_devices: list[str] | None = None
+) -> list[Stage]:
+    """All stages in order, cumulative, with skip reasons for this hardware.
+
+    `precision` is what `choose_precision("auto")` picked here; `gpus` the logical GPU devices. `multi_devices`
+    replaces the GPUs for the multi-gpu stage (tests use two logical CPU devices).
+    """
+    stages = []
+    setup = Setup()
+    stages.append(Stage("keras-sequence", "Keras PyDataset, Pillow decoding in Python, float32", setup))
+    setup = replace(setup, loader="tf.data")
+    stages.append(Stage("tf.data", "tf.data: sequential decode and crop, no cache, no prefetch", setup))
+    setup = replace(setup, loader="tf.data-optimized")
+    stages.append(Stage("tf.data-optimized", "+ parallel map, uint8 cache, prefetch", setup))
+
+    if precision.policy == "float32":
+        stages.append(Stage("mixed-precision", "+ mixed precision", setup, skipped=precision.reason))
+    else:
+        setup = replace(setup, policy=precision.policy)
+        stages.append(Stage("mixed-precision", f"+ {precision.policy} ({precision.reason})", setup))
+
+    devices = list(multi_devices) if multi_devices is not None else list(gpus)
+    if len(devices) >= 2:
+        setup = replace(setup, devices=tuple(devices))
+        stages.append(Stage("multi-gpu", f"+ MirroredStrategy over {len(devices)} devices", setup))
+    else:
+        visible = f"{len(gpus)} GPU{'' if len(gpus) == 1 else 's'} visible"
+        stages.append(Stage("multi-gpu", "+ MirroredStrategy", setup, skipped=f"{visible}: needs 2 or more"))
+
+    setup = replace(setup, jit_compile=True)
+    stages.append(Stage("xla", "+ XLA (jit_compile=True) on each replica's step", setup))
+    setup = replace(setup, steps_per_call=steps_per_call)
+    stages.append(
+        Stage("steps-per-call", f"+ {steps_per_call} steps per tf.function call, batches taken in the graph", setup)
+    )
+    return stages
+
+
+def select_stages(stages: list[Stage], names: list[str] | None) -> list[Stage]:
+    """The stages named, in the canonical order; each keeps the optimizations of the stages before it."""
+    if not names:
+        return stages
+    unknown = [name for name in names if name not in STAGE_NAMES]
+    if unknown:
+        raise ValueError(f"unknown stage(s) {', '.join(unknown)}: choose from {', '.join(STAGE_NAMES)}")
+    return [stage for stage in stages if stage.name in names]

@@ -1,0 +1,124 @@
+"""`deblur timings` end to end on the smoke model: JSON schema, chart, skip reasons, refusal to overwrite."""
+
+import json
+
+import pytest
+from PIL import Image
+from typer.testing import CliRunner
+
+from deblur.cli import app
+from deblur.config import load_config
+from deblur.timings.run import PRESETS, run_timings
+from deblur.timings.stages import STAGE_NAMES
+
+runner = CliRunner()
+SMOKE = ["--config", "smoke", "--steps", "2", "--warmup", "1", "--patch-size", "32", "-q"]
+STAGE_KEYS = {
+    "name",
+    "images_per_second",
+    "step_ms_median",
+    "step_ms_p90",
+    "input_wait_fraction",
+    "speedup",
+    "skipped",
+}
+
+
+@pytest.fixture(scope="module")
+def smoke_run(tmp_path_factory):
+    out = tmp_path_factory.mktemp("timings")
+    result = runner.invoke(app, ["timings", *SMOKE, "--out", str(out)])
+    return out, result
+
+
+def test_writes_json_and_chart(smoke_run):
+    out, result = smoke_run
+    assert result.exit_code == 0, result.output
+    report = json.loads((out / "timings.json").read_text())
+    assert {"device", "preset", "stages"} <= report.keys()
+    assert report["preset"] == "quick"
+    assert {"cpu", "cpu_cores", "gpus", "tensorflow", "keras"} <= report["device"].keys()
+    assert [stage["name"] for stage in report["stages"]] == list(STAGE_NAMES)
+    for stage in report["stages"]:
+        assert stage.keys() >= STAGE_KEYS
+        if stage["skipped"] is None:
+            assert stage["images_per_second"] > 0 and stage["step_ms_p90"] >= stage["step_ms_median"] > 0
+            assert stage["timed_steps"] == 2 or stage["name"] == "steps-per-call"
+        else:
+            assert isinstance(stage["skipped"], str) and stage["skipped"].strip()
+            assert stage["images_per_second"] is None and stage["speedup"] is None
+    first = report["stages"][0]
+    assert first["speedup"] == pytest.approx(1.0)
+    assert [loader["name"] for loader in report["pipeline"]] == ["keras-sequence", "tf.data", "tf.data-optimized"]
+    with Image.open(out / "timings.png") as chart:
+        assert chart.format == "PNG" and chart.width > 800
+
+
+def test_no_gpu_here_so_multi_gpu_is_skipped_with_a_reason(smoke_run):
+    out, result = smoke_run
+    stages = {stage["name"]: stage for stage in json.loads((out / "timings.json").read_text())["stages"]}
+    assert stages["multi-gpu"]["skipped"] == "0 GPUs visible: needs 2 or more"
+    assert "skipped multi-gpu: 0 GPUs visible" in result.output
+
+
+def test_prints_the_table(smoke_run):
+    _, result = smoke_run
+    assert "speedup" in result.output and "5x200 time" in result.output and "patches/s" in result.output
+
+
+def test_refuses_to_overwrite_earlier_results(smoke_run):
+    out, _ = smoke_run
+    before = (out / "timings.json").read_bytes()
+    result = runner.invoke(app, ["timings", *SMOKE, "--out", str(out), "--stages", "tf.data"])
+    assert result.exit_code == 1
+    assert "timings.json" in result.output and "--overwrite" in result.output
+    assert (out / "timings.json").read_bytes() == before
+
+
+def test_unknown_stage_is_an_error(tmp_path):
+    result = runner.invoke(app, ["timings", *SMOKE, "--out", str(tmp_path / "t"), "--stages", "tf.data,fp16"])
+    assert result.exit_code == 1 and "unknown stage(s) fp16" in result.output
+    assert not (tmp_path / "t").exists()
+
+
+def test_pipeline_only(tmp_path):
+    result = runner.invoke(app, ["timings", *SMOKE, "--out", str(tmp_path), "--pipeline-only"])
+    assert result.exit_code == 0, result.output
+    report = json.loads((tmp_path / "timings.json").read_text())
+    assert report["stages"] == []
+    assert all(loader["patches_per_second"] > 0 for loader in report["pipeline"])
+    optimized = report["pipeline"][2]
+    assert optimized["warmup_batches"] > report["settings"]["training_pairs"] / 4  # a full pass fills the cache
+
+
+def test_multi_gpu_stage_runs_over_logical_cpus(tmp_path):
+    """The GPU path, on the two logical CPU devices conftest makes: global batch = batch x replicas."""
+    config = load_config("smoke", ["data.root=null"])
+    preset = PRESETS["quick"].__class__("test", 32, 2, 1, 2, 2, 2)
+    report = run_timings(
+        config,
+        preset,
+        tmp_path,
+        stages=["multi-gpu", "xla"],
+        multi_devices=["/cpu:0", "/cpu:1"],
+        progress=False,
+        log=lambda _: None,
+    )
+    multi, xla = report.stages
+    assert multi.name == "multi-gpu" and multi.skipped is None and multi.replicas == 2
+    assert tuple(multi.settings["devices"]) == ("/cpu:0", "/cpu:1")
+    # XLA cannot reach variables on a second logical CPU device (TensorFlow's known issue "tf.Variable on a
+    # different device"); real GPUs each compile their own. Either way the run goes on and says what happened.
+    if xla.skipped:
+        assert xla.skipped.startswith("failed on this machine: Trying to access resource")
+    else:
+        assert xla.replicas == 2 and xla.images_per_second > 0
+
+
+def test_steps_per_call_stage_times_steps_taken_in_the_graph(tmp_path):
+    config = load_config("smoke", ["data.root=null"])
+    preset = PRESETS["quick"].__class__("test", 32, 2, 1, 4, 2, 2)
+    report = run_timings(config, preset, tmp_path, stages=["steps-per-call"], progress=False, log=lambda _: None)
+    (stage,) = report.stages
+    assert stage.skipped is None and stage.input_wait_fraction is None
+    assert stage.timed_steps == 4 and stage.settings["steps_per_call"] == 2
