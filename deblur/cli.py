@@ -288,3 +288,118 @@ def timings(
         typer.echo("")
     typer.echo(loader_table(report))
     typer.echo(f"\nwrote {out / 'timings.json'} and {out / 'timings.png'}")
+
+
+data_app = typer.Typer(help="Make and check datasets.", no_args_is_help=True)
+app.add_typer(data_app, name="data")
+
+
+@data_app.command("synth")
+def data_synth(
+    src: Annotated[Path, typer.Option(help="Folder of sharp photos (searched recursively).")],
+    out: Annotated[Path, typer.Option(help="New folder for the pairs, in GOPRO's layout.")],
+    per_image: Annotated[int, typer.Option(min=1, help="Blurry versions of each photo.")] = 4,
+    seed: Annotated[int, typer.Option(help="Makes the kernels and noise reproducible.")] = 0,
+    val_fraction: Annotated[
+        float, typer.Option(min=0.0, max=0.99, help="Share of the photos held out in test/ for validation.")
+    ] = 0.1,
+    min_length: Annotated[float, typer.Option(min=0.5, help="Shortest camera-shake path, in pixels.")] = 3.0,
+    max_length: Annotated[float, typer.Option(min=0.5, help="Longest camera-shake path, in pixels.")] = 11.0,
+    noise: Annotated[float, typer.Option(min=0.0, max=0.5, help="Gaussian noise std, in [0, 1] units.")] = 0.01,
+    max_side: Annotated[
+        int | None, typer.Option(min=16, help="Scale photos down to this longer side first (e.g. 1280).")
+    ] = None,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bars.")] = False,
+) -> None:
+    """Make blurry/sharp training pairs from any folder of sharp photos, with random camera-shake blur."""
+    from deblur.config import ConfigError, SynthConfig
+    from deblur.data.make_pairs import synthesize_pairs
+    from deblur.data.pairs import DatasetError
+
+    try:
+        synth = SynthConfig(min_length, max_length, noise, per_image, seed)
+        report = synthesize_pairs(
+            src, out, synth, val_fraction=val_fraction, max_side=max_side, progress=not quiet, log=typer.echo
+        )
+    except (ConfigError, DatasetError) as err:
+        raise fail(str(err)) from None
+    typer.echo(f"check it: deblur data check {report.out}; train on it: deblur train --data {report.out}")
+
+
+@data_app.command("check")
+def data_check(
+    root: Annotated[Path, typer.Argument(help="Dataset folder: GOPRO layout or blur/ + sharp/.")],
+    patch_size: Annotated[
+        int | None, typer.Option(min=8, help="Also flag training images smaller than this (e.g. 256).")
+    ] = None,
+    deep: Annotated[bool, typer.Option(help="Decode every image fully (finds truncated files; slower).")] = False,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bars.")] = False,
+) -> None:
+    """Check a dataset as deblur train would, and print a summary: pairs, sizes, every problem."""
+    from deblur.data.check import format_summary, summarize
+    from deblur.data.pairs import DatasetError
+
+    try:
+        summary = summarize(root, patch_size, deep=deep, progress=not quiet)
+    except DatasetError as err:
+        raise fail(str(err)) from None
+    typer.echo(format_summary(summary))
+    if not summary.ok:
+        raise typer.Exit(1)
+
+
+class EvalSplit(str, Enum):
+    val = "val"
+    train = "train"
+    all = "all"
+
+
+@app.command()
+def evaluate(
+    data: Annotated[Path, typer.Option(help="Dataset folder (GOPRO layout or blur/ + sharp/).")],
+    model: Annotated[Path | None, typer.Option(help="A model.keras; default: the newest runs/*/model.keras.")] = None,
+    out: Annotated[Path | None, typer.Option(help="Also write the results as JSON to this file.")] = None,
+    split: Annotated[EvalSplit, typer.Option(help="Which pairs: the validation split, training, or all.")] = (
+        EvalSplit.val
+    ),
+    limit: Annotated[int | None, typer.Option(min=1, help="Score at most this many pairs.")] = None,
+    baselines: Annotated[bool, typer.Option(help="Also score classical deblurring (slower).")] = True,
+    precision: Annotated[InferencePrecision, typer.Option(help="As for predict.")] = InferencePrecision.auto,
+    overwrite: Annotated[bool, typer.Option(help="Replace an existing --out file.")] = False,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bars.")] = False,
+) -> None:
+    """Full-image PSNR and SSIM of a model, the blurry input and classical deblurring, per image and mean."""
+    import json
+
+    from deblur.data.pairs import DatasetError
+    from deblur.evaluation.evaluate import evaluate as run_evaluation
+    from deblur.evaluation.evaluate import evaluation_pairs
+    from deblur.evaluation.table import results_table
+    from deblur.files import atomic_write_text
+    from deblur.inference import ModelLoadError, load_deblurrer
+    from deblur.paths import latest_model
+
+    if out is not None and out.exists() and not overwrite:
+        raise fail(f"{out} already exists: pass --overwrite to replace it, or choose another --out")
+    model_path = model or latest_model()
+    if model_path is None:
+        raise fail("no model: train one first (deblur train) or pass --model path/to/model.keras")
+    try:
+        pairs = evaluation_pairs(data, split.value, limit)
+        deblurrer = load_deblurrer(model_path, precision=precision.value)
+    except (ModelLoadError, DatasetError, ValueError) as err:
+        raise fail(str(err)) from None
+    typer.echo(f"model: {model_path} ({deblurrer.precision}); {len(pairs)} {split.value} pair(s) from {data}")
+    report = run_evaluation(
+        deblurrer,
+        pairs,
+        model_name=str(model_path),
+        data_name=str(data),
+        split=split.value,
+        baselines=baselines,
+        progress=not quiet,
+    )
+    typer.echo(results_table(report))
+    if out is not None:
+        atomic_write_text(out, json.dumps(report.to_json(), indent=2) + "\n")
+        typer.echo(f"wrote {out}")

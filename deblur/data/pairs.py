@@ -129,7 +129,8 @@ def image_problem(path: Path, deep: bool = False) -> tuple[tuple[int, int] | Non
     return size, None
 
 
-def _inspect(paths: list[Path], deep: bool, progress: bool) -> dict[Path, tuple]:
+def inspect_images(paths: list[Path], deep: bool, progress: bool) -> dict[Path, tuple]:
+    """path -> ((width, height) or None, problem or None), read in parallel threads."""
     with ThreadPoolExecutor(max_workers=8) as pool:
         results = list(
             tqdm(
@@ -146,7 +147,7 @@ def _inspect(paths: list[Path], deep: bool, progress: bool) -> dict[Path, tuple]
 
 def split_unreadable(pairs: list[Pair], *, deep: bool, progress: bool = True) -> tuple[list[Pair], list[str]]:
     """The pairs whose two files can be read, and what is wrong with the files of the others."""
-    info = _inspect([p.blurry for p in pairs] + [p.sharp for p in pairs], deep, progress)
+    info = inspect_images([p.blurry for p in pairs] + [p.sharp for p in pairs], deep, progress)
     readable, problems = [], []
     for pair in pairs:
         found = [info[path][1] for path in (pair.blurry, pair.sharp) if info[path][1]]
@@ -157,11 +158,19 @@ def split_unreadable(pairs: list[Pair], *, deep: bool, progress: bool = True) ->
 
 
 def check_pairs(
-    pairs: list[Pair], min_size: int | None = None, *, progress: bool = True, deep: bool = False
+    pairs: list[Pair],
+    min_size: int | None = None,
+    *,
+    progress: bool = True,
+    deep: bool = False,
+    info: dict[Path, tuple] | None = None,
 ) -> list[str]:
-    """Problems with the pairs' files: unreadable, sizes that differ, smaller than `min_size` pixels a side."""
-    paths = [p.blurry for p in pairs] + [p.sharp for p in pairs]
-    info = _inspect(paths, deep, progress)
+    """Problems with the pairs' files: unreadable, sizes that differ, smaller than `min_size` pixels a side.
+
+    `info` is `inspect_images` of the pairs' files when the caller has it already.
+    """
+    if info is None:
+        info = inspect_images([p.blurry for p in pairs] + [p.sharp for p in pairs], deep, progress)
     problems = []
     for pair in pairs:
         (blurry_size, blurry_problem), (sharp_size, sharp_problem) = info[pair.blurry], info[pair.sharp]

@@ -1,0 +1,65 @@
+"""`deblur data check`: the pre-flight check of `deblur train` as a report a user can read before training."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from deblur.data.pairs import MAX_LISTED_PROBLEMS, Pair, check_pairs, discover, inspect_images
+
+
+@dataclass
+class DataSummary:
+    root: Path
+    layout: str
+    train: int
+    val: int
+    sizes: Counter = field(default_factory=Counter)  # (width, height) of readable pairs -> count
+    kernels: int = 0  # pairs with a saved blur kernel (kernel/<name>.npy), as `deblur data synth` writes
+    problems: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+
+def kernel_path(pair: Pair) -> Path:
+    """Where `deblur data synth` (and the demo data) keep a pair's blur kernel."""
+    return pair.blurry.parent.parent / "kernel" / pair.blurry.relative_to(pair.blurry.parent).with_suffix(".npy")
+
+
+def summarize(root: str | Path, patch_size: int | None = None, *, deep: bool = False, progress: bool = True):
+    """Every pair under `root` checked as `deblur train` would (every file, each problem listed), with counts."""
+    splits, problems = discover(root)
+    pairs = splits.train + splits.val
+    info = inspect_images([p.blurry for p in pairs] + [p.sharp for p in pairs], deep, progress)
+    problems += check_pairs(splits.train, patch_size, info=info)
+    problems += check_pairs(splits.val, None, info=info)
+    sizes = Counter(info[p.blurry][0] for p in pairs if info[p.blurry][0] and info[p.blurry][0] == info[p.sharp][0])
+    kernels = sum(kernel_path(p).is_file() for p in pairs)
+    return DataSummary(Path(root), splits.layout, len(splits.train), len(splits.val), sizes, kernels, problems)
+
+
+def format_summary(summary: DataSummary) -> str:
+    held_out = "test/ (or val/) split" if summary.layout == "gopro" else "every 10th pair, held out"
+    lines = [
+        f"{summary.root}: {summary.layout} layout",
+        f"  pairs: {summary.train} for training, {summary.val} for validation ({held_out})",
+    ]
+    if summary.sizes:
+        common = ", ".join(f"{w}x{h} ({n})" for (w, h), n in summary.sizes.most_common(5))
+        more = f", and {len(summary.sizes) - 5} other sizes" if len(summary.sizes) > 5 else ""
+        smallest = min(summary.sizes, key=lambda size: min(size))
+        lines.append(f"  sizes: {common}{more}; smallest side {min(smallest)} px")
+    if summary.kernels:
+        lines.append(f"  blur kernels saved for {summary.kernels} pair(s)")
+    if summary.problems:
+        shown = summary.problems[:MAX_LISTED_PROBLEMS]
+        lines.append(f"  {len(summary.problems)} problem(s):")
+        lines += [f"  - {problem}" for problem in shown]
+        if len(summary.problems) > len(shown):
+            lines.append(f"  ... and {len(summary.problems) - len(shown)} more")
+    else:
+        lines.append("  no problems found")
+    return "\n".join(lines)

@@ -1,0 +1,116 @@
+"""Synthetic training pairs from any folder of sharp photos: `deblur data synth`.
+
+Each photo is blurred `per_image` times with random camera-shake kernels (`deblur.data.synth`, the code the embedded
+demo uses) and written in GOPRO's layout, one "sequence" per photo, with each kernel saved beside its pair:
+
+    OUT/train/<photo>/blur/000.png   OUT/train/<photo>/sharp/000.png   OUT/train/<photo>/kernel/000.npy
+    OUT/test/<photo>/...             (a share of the photos, never of one photo's pairs, is held out)
+
+`blurry = clip(round(255 * (reflect-padded sharp/255 convolved with kernel + noise)))`, so with the kernel file a
+pair can be reproduced (exactly, when noise is 0).
+"""
+
+from __future__ import annotations
+
+import zlib
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+from PIL import Image
+from tqdm import tqdm
+
+from deblur.config import SynthConfig
+from deblur.data.demo import write_pairs
+from deblur.data.pairs import DatasetError
+from deblur.files import atomic_dir
+from deblur.imageio import ImageReadError, find_images, read_photo
+
+
+@dataclass
+class SynthReport:
+    out: Path
+    train_photos: int
+    val_photos: int
+    pairs: int
+
+
+def synthesize_pairs(
+    src: Path,
+    out: Path,
+    synth: SynthConfig,
+    *,
+    val_fraction: float = 0.1,
+    max_side: int | None = None,
+    progress: bool = True,
+    log: Callable[[str], None] = print,
+) -> SynthReport:
+    """Make the pairs; `out` appears complete or not at all, and is never an existing folder."""
+    src, out = Path(src), Path(out)
+    if not src.is_dir():
+        raise DatasetError(f"--src {src} is not a folder")
+    if out.exists():
+        raise DatasetError(f"--out {out} already exists: choose a new folder (nothing is written into an old one)")
+    if not 0.0 <= val_fraction < 1.0:
+        raise DatasetError(f"--val-fraction must be in [0, 1); got {val_fraction}")
+    photos = [path for path, _ in find_images([src])]
+    if not photos:
+        raise DatasetError(f"no photos under {src} (JPEG, PNG, BMP, WebP or TIFF)")
+    names = _sequence_names(src, photos)
+    order = np.random.default_rng(synth.seed).permutation(len(photos))
+    held_out = round(len(photos) * val_fraction) if len(photos) > 1 else 0
+    val_indices = set(order[:held_out].tolist())
+    min_side = int(np.ceil(synth.max_length)) * 4  # a kernel must be small against the photo
+
+    problems = []
+    with atomic_dir(out) as tmp:
+        for index in tqdm(range(len(photos)), desc="photos", unit="photo", disable=not progress):
+            path = photos[index]
+            try:
+                sharp = _load(path, max_side)
+            except ImageReadError as err:
+                problems.append(str(err))
+                continue
+            if min(sharp.shape[:2]) < min_side:
+                problems.append(
+                    f"{path}: {sharp.shape[1]}x{sharp.shape[0]} is too small for blur up to "
+                    f"{synth.max_length:g} px (at least {min_side} px a side)"
+                )
+                continue
+            split = "test" if index in val_indices else "train"
+            # One stream per photo: its pairs do not depend on which other photos are in the folder.
+            rng = np.random.default_rng([synth.seed, zlib.crc32(names[index].encode())])
+            write_pairs(sharp, tmp / split / names[index], synth, rng)
+        if problems:
+            listing = "\n".join(f"  - {p}" for p in problems[:20])
+            more = f"\n  ... and {len(problems) - 20} more" if len(problems) > 20 else ""
+            raise DatasetError(
+                f"{len(problems)} photo(s) in {src} cannot be used; nothing was written:\n{listing}{more}"
+            )
+    report = SynthReport(out, len(photos) - held_out, held_out, len(photos) * synth.pairs_per_photo)
+    log(f"wrote {report.pairs} pairs from {len(photos)} photos to {out} ({held_out} photo(s) held out in test/)")
+    return report
+
+
+def _load(path: Path, max_side: int | None) -> np.ndarray:
+    """A photo as HWC RGB uint8 (EXIF orientation applied), scaled down so its longer side is <= max_side."""
+    photo = read_photo(path)
+    rgb = np.round(photo.rgb * 255).astype(np.uint8)
+    if max_side and max(rgb.shape[:2]) > max_side:
+        scale = max_side / max(rgb.shape[:2])
+        size = (max(1, round(rgb.shape[1] * scale)), max(1, round(rgb.shape[0] * scale)))
+        rgb = np.asarray(Image.fromarray(rgb).resize(size, Image.Resampling.LANCZOS))
+    return rgb
+
+
+def _sequence_names(src: Path, photos: list[Path]) -> list[str]:
+    """A folder name per photo, from its path under `src` (subfolders joined by '__'), unique."""
+    names = []
+    for path in photos:
+        rel = path.relative_to(src).with_suffix("")
+        name = "__".join(rel.parts)
+        if name in names:  # a.jpg and a.png
+            name = f"{name}__{path.suffix.lstrip('.').lower()}"
+        names.append(name)
+    return names

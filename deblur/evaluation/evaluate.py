@@ -1,0 +1,132 @@
+"""`deblur evaluate`: full-image PSNR and SSIM of the model, the blurry input and classical deblurring.
+
+Every image is scored whole against its sharp partner (the model runs tiled on large images, as `predict` does).
+Pairs are read as training reads them (RGB, no EXIF rotation), HWC float32 in [0, 1].
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+from tqdm import tqdm
+
+from deblur.data.check import kernel_path
+from deblur.data.pairs import MAX_LISTED_PROBLEMS, DatasetError, Pair, check_pairs, discover
+from deblur.data.sequence import load_rgb
+from deblur.evaluation.baselines import WITH_KERNEL, WITHOUT_KERNEL
+from deblur.inference import Deblurrer
+from deblur.losses import psnr, ssim
+
+SPLITS = ("val", "train", "all")
+
+
+@dataclass
+class ImageResult:
+    name: str
+    width: int
+    height: int
+    psnr: dict[str, float]  # method -> dB: "model", "blurry", then the baselines
+    ssim: dict[str, float]
+    kernel: bool  # the pair carries its true kernel
+    seconds: dict[str, float]  # method -> seconds to restore this image
+
+
+@dataclass
+class EvaluationReport:
+    model: str
+    data: str
+    split: str
+    images: list[ImageResult] = field(default_factory=list)
+
+    def methods(self) -> list[str]:
+        """Methods in table order: those every image has, then those only some have."""
+        order: list[str] = []
+        for image in self.images:
+            order += [m for m in image.psnr if m not in order]
+        return order
+
+    def mean(self, metric: str) -> dict[str, float]:
+        """Mean over the images that have each method."""
+        means = {}
+        for method in self.methods():
+            values = [getattr(image, metric)[method] for image in self.images if method in getattr(image, metric)]
+            means[method] = float(np.mean(values))
+        return means
+
+    def to_json(self) -> dict:
+        return {
+            "model": self.model,
+            "data": self.data,
+            "split": self.split,
+            "methods": self.methods(),
+            "mean": {"psnr": self.mean("psnr"), "ssim": self.mean("ssim"), "images": len(self.images)},
+            "images": [image.__dict__ for image in self.images],
+        }
+
+
+def evaluation_pairs(root: str | Path, split: str = "val", limit: int | None = None) -> list[Pair]:
+    """The pairs to score, after the same checks as training (all problems listed at once)."""
+    if split not in SPLITS:
+        raise ValueError(f"split must be one of {', '.join(SPLITS)}; got {split!r}")
+    splits, problems = discover(root)
+    pairs = {"val": splits.val, "train": splits.train, "all": splits.train + splits.val}[split]
+    pairs = pairs[:limit] if limit else pairs
+    problems += check_pairs(pairs, progress=False)
+    if problems:
+        listing = "\n".join(f"  - {p}" for p in problems[:MAX_LISTED_PROBLEMS])
+        raise DatasetError(f"the data in {root} has {len(problems)} problem(s); nothing was evaluated:\n{listing}")
+    if not pairs:
+        raise DatasetError(f"no {split} pairs under {root}")
+    return pairs
+
+
+def evaluate(
+    deblurrer: Deblurrer,
+    pairs: list[Pair],
+    *,
+    model_name: str,
+    data_name: str,
+    split: str,
+    baselines: bool = True,
+    progress: bool = True,
+    on_image: Callable[[ImageResult], None] | None = None,
+) -> EvaluationReport:
+    """Score the model, the blurry input and (with `baselines`) classical deblurring on every pair."""
+    report = EvaluationReport(model_name, data_name, split)
+    for pair in tqdm(pairs, desc="evaluating", unit="image", disable=not progress):
+        blurry = load_rgb(pair.blurry).astype(np.float32) / 255.0
+        sharp = load_rgb(pair.sharp).astype(np.float32) / 255.0
+        outputs, seconds = {"blurry": blurry}, {}
+        started = time.perf_counter()
+        outputs["model"] = deblurrer(blurry)
+        seconds["model"] = time.perf_counter() - started
+        kernel_file = kernel_path(pair)
+        kernel = np.load(kernel_file) if kernel_file.is_file() else None
+        if baselines:
+            methods = WITH_KERNEL if kernel is not None else WITHOUT_KERNEL
+            for name, restore in methods.items():
+                started = time.perf_counter()
+                outputs[name] = restore(blurry, kernel)
+                seconds[name] = time.perf_counter() - started
+        order = ["model", "blurry", *(m for m in outputs if m not in ("model", "blurry"))]
+        result = ImageResult(
+            pair.name,
+            blurry.shape[1],
+            blurry.shape[0],
+            {m: _score(psnr, sharp, outputs[m]) for m in order},
+            {m: _score(ssim, sharp, outputs[m]) for m in order},
+            kernel is not None,
+            {m: round(s, 3) for m, s in seconds.items()},
+        )
+        report.images.append(result)
+        if on_image:
+            on_image(result)
+    return report
+
+
+def _score(metric, sharp: np.ndarray, restored: np.ndarray) -> float:
+    return float(np.asarray(metric(sharp[None], restored[None]))[0])

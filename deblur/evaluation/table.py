@@ -1,0 +1,34 @@
+"""The terminal table of an evaluation: PSNR / SSIM per image and method, and the means."""
+
+from __future__ import annotations
+
+from deblur.evaluation.evaluate import EvaluationReport
+
+
+def results_table(report: EvaluationReport, max_rows: int = 30) -> str:
+    methods = report.methods()
+    header = ["image", *methods]
+    rows = []
+    for image in report.images[:max_rows]:
+        rows.append([image.name, *(_cell(image.psnr.get(m), image.ssim.get(m)) for m in methods)])
+    psnr, ssim = report.mean("psnr"), report.mean("ssim")
+    mean_row = [f"mean of {len(report.images)}", *(_cell(psnr.get(m), ssim.get(m)) for m in methods)]
+    widths = [max(len(str(row[i])) for row in [header, *rows, mean_row]) for i in range(len(header))]
+
+    def line(cells):
+        return "  ".join(
+            c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(cells, widths, strict=True))
+        )
+
+    lines = ["PSNR dB / SSIM against the sharp image (higher is better)", line(header), line(["-" * w for w in widths])]
+    lines += [line(row) for row in rows]
+    if len(report.images) > max_rows:
+        lines.append(f"... {len(report.images) - max_rows} more in the JSON (--out)")
+    lines.append(line(mean_row))
+    if "model" in psnr and "blurry" in psnr:
+        lines.append(f"model vs blurry: {psnr['model'] - psnr['blurry']:+.2f} dB")
+    return "\n".join(lines)
+
+
+def _cell(psnr: float | None, ssim: float | None) -> str:
+    return "-" if psnr is None else f"{psnr:.2f} / {ssim:.3f}"

@@ -1,0 +1,52 @@
+import numpy as np
+from helpers import make_flat_dataset, write_image
+from test_data_scripts import fake_gopro
+from typer.testing import CliRunner
+
+from deblur.cli import app
+from deblur.data.check import summarize
+
+runner = CliRunner()
+
+
+def test_summary_of_a_good_gopro_tree(tmp_path):
+    root = fake_gopro(tmp_path / "GOPRO_Large")
+    result = runner.invoke(app, ["data", "check", str(root), "-q"])
+    assert result.exit_code == 0, result.output
+    assert "gopro layout" in result.output
+    assert "pairs: 4 for training, 2 for validation" in result.output
+    assert "sizes: 32x24 (6); smallest side 24 px" in result.output
+    assert "no problems found" in result.output
+
+
+def test_every_problem_listed_and_exit_code_1(tmp_path):
+    root = fake_gopro(tmp_path / "GOPRO_Large", blur_folders=("blur",))
+    (root / "train" / "GOPR0372_07_00" / "sharp" / "000001.png").unlink()
+    (root / "test" / "GOPR0384_11_00" / "blur" / "000000.png").write_bytes(b"not an image")
+    write_image(root / "train" / "GOPR0374_11_00" / "blur" / "000000.png", np.zeros((10, 10, 3), np.uint8))
+    result = runner.invoke(app, ["data", "check", str(root), "-q"])
+    assert result.exit_code == 1
+    assert "3 problem(s)" in result.output
+    assert "GOPR0372_07_00/blur/000001.png: no sharp partner" in result.output
+    assert "GOPR0384_11_00/blur/000000.png: not a readable image" in result.output
+    assert "GOPR0374_11_00/blur/000000.png: size 10x10 differs" in result.output
+
+
+def test_patch_size_flags_small_images(tmp_path):
+    root = make_flat_dataset(tmp_path / "flat", count=12, size=(24, 32))
+    result = runner.invoke(app, ["data", "check", str(root), "--patch-size", "28", "-q"])
+    assert result.exit_code == 1 and "smaller than the 28x28 patch size" in result.output
+    assert "flat layout" in result.output and "every 10th pair" in result.output
+
+
+def test_kernels_are_counted(tmp_path):
+    root = fake_gopro(tmp_path / "g", blur_folders=("blur",))
+    np.save(root / "train" / "GOPR0372_07_00" / "kernel.npy", np.ones((3, 3)))  # not where kernels go
+    (root / "train" / "GOPR0372_07_00" / "kernel").mkdir()
+    np.save(root / "train" / "GOPR0372_07_00" / "kernel" / "000000.npy", np.ones((3, 3)) / 9)
+    assert summarize(root, progress=False).kernels == 1
+
+
+def test_missing_folder(tmp_path):
+    result = runner.invoke(app, ["data", "check", str(tmp_path / "nope")])
+    assert result.exit_code == 1 and "does not exist" in result.output

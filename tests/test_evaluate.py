@@ -1,0 +1,131 @@
+import json
+
+import numpy as np
+import pytest
+from helpers import make_flat_dataset, smoke_config
+from PIL import Image
+from skimage.metrics import peak_signal_noise_ratio, structural_similarity
+from test_make_pairs import make_photos
+from typer.testing import CliRunner
+
+from deblur.cli import app
+from deblur.config import SynthConfig
+from deblur.data.make_pairs import synthesize_pairs
+from deblur.training.trainer import train
+
+runner = CliRunner()
+
+
+@pytest.fixture(scope="module")
+def synthetic(tmp_path_factory):
+    """Synthetic pairs with kernels, and a smoke model trained on them."""
+    base = tmp_path_factory.mktemp("evaluate")
+    data = synthesize_pairs(
+        make_photos(base / "photos"),
+        base / "pairs",
+        SynthConfig(pairs_per_photo=1, max_length=7),
+        val_fraction=0.4,
+        log=lambda _: None,
+    ).out
+    model = train(
+        smoke_config(f"data.root={data}", "train.epochs=1"), base / "run", progress=False, log=lambda _: None
+    ).model_path
+    return data, model
+
+
+def test_table_and_json_side_by_side(synthetic, tmp_path):
+    data, model = synthetic
+    out = tmp_path / "results.json"
+    result = runner.invoke(
+        app, ["evaluate", "--model", str(model), "--data", str(data), "--out", str(out), "--precision", "float32", "-q"]
+    )
+    assert result.exit_code == 0, result.output
+    assert "model vs blurry" in result.output and "richardson-lucy" in result.output
+    report = json.loads(out.read_text())
+    assert report["methods"] == ["model", "blurry", "richardson-lucy", "wiener"]
+    assert report["split"] == "val" and report["mean"]["images"] == 2 == len(report["images"])
+    for image in report["images"]:
+        assert image["kernel"] is True
+        assert set(image["psnr"]) == set(image["ssim"]) == set(report["methods"])
+        assert image["width"] == 160 and image["height"] == 120
+    psnr_blurry = [image["psnr"]["blurry"] for image in report["images"]]
+    assert report["mean"]["psnr"]["blurry"] == pytest.approx(np.mean(psnr_blurry))
+
+
+def test_blurry_scores_match_scikit_image(synthetic):
+    """The blurry column is a plain full-image comparison: it must equal scikit-image's reference figures."""
+    data, model = synthetic
+    from deblur.evaluation.evaluate import evaluate, evaluation_pairs
+    from deblur.inference import load_deblurrer
+
+    pairs = evaluation_pairs(data)
+    report = evaluate(
+        load_deblurrer(model, precision="float32"),
+        pairs,
+        model_name="m",
+        data_name="d",
+        split="val",
+        baselines=False,
+        progress=False,
+    )
+    for pair, image in zip(pairs, report.images, strict=True):
+        blurry = np.asarray(Image.open(pair.blurry), dtype=np.float64) / 255
+        sharp = np.asarray(Image.open(pair.sharp), dtype=np.float64) / 255
+        assert image.psnr["blurry"] == pytest.approx(peak_signal_noise_ratio(sharp, blurry, data_range=1), abs=1e-3)
+        reference = structural_similarity(
+            sharp, blurry, data_range=1, channel_axis=-1, gaussian_weights=True, sigma=1.5, use_sample_covariance=False
+        )
+        assert image.ssim["blurry"] == pytest.approx(reference, abs=1e-3)
+    assert list(report.images[0].psnr) == ["model", "blurry"]
+
+
+def test_without_kernels_the_baseline_is_unsharp_masking(synthetic, tmp_path):
+    _, model = synthetic
+    data = make_flat_dataset(tmp_path / "flat", count=10, size=(40, 48))
+    out = tmp_path / "r.json"
+    result = runner.invoke(
+        app,
+        [
+            "evaluate",
+            "--model",
+            str(model),
+            "--data",
+            str(data),
+            "--out",
+            str(out),
+            "--split",
+            "all",
+            "--limit",
+            "3",
+            "-q",
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    report = json.loads(out.read_text())
+    assert report["methods"] == ["model", "blurry", "unsharp-mask"] and len(report["images"]) == 3
+
+
+def test_existing_results_are_kept(synthetic, tmp_path):
+    data, model = synthetic
+    out = tmp_path / "results.json"
+    out.write_text("mine")
+    result = runner.invoke(app, ["evaluate", "--model", str(model), "--data", str(data), "--out", str(out)])
+    assert result.exit_code == 1 and "--overwrite" in result.output
+    assert out.read_text() == "mine"
+
+
+def test_bad_data_is_named_and_nothing_written(synthetic, tmp_path):
+    _, model = synthetic
+    data = make_flat_dataset(tmp_path / "flat", count=3)
+    (data / "sharp" / "001.png").unlink()
+    out = tmp_path / "results.json"
+    result = runner.invoke(app, ["evaluate", "--model", str(model), "--data", str(data), "--out", str(out)])
+    assert result.exit_code == 1 and "001.png: no sharp partner" in result.output
+    assert not out.exists()
+
+
+def test_not_a_model(synthetic, tmp_path):
+    data, _ = synthetic
+    (tmp_path / "model.keras").write_text("nope")
+    result = runner.invoke(app, ["evaluate", "--model", str(tmp_path / "model.keras"), "--data", str(data)])
+    assert result.exit_code == 1 and "model.keras" in result.output

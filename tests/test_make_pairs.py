@@ -1,0 +1,111 @@
+import numpy as np
+import pytest
+from helpers import smoke_config, write_image
+from PIL import Image
+from typer.testing import CliRunner
+
+from deblur.cli import app
+from deblur.config import SynthConfig
+from deblur.data.demo import load_photo
+from deblur.data.make_pairs import synthesize_pairs
+from deblur.data.pairs import DatasetError, preflight
+from deblur.data.synth import apply_blur
+from deblur.training.trainer import train
+
+runner = CliRunner()
+
+
+def make_photos(folder, names=("astronaut", "camera", "coffee", "chelsea", "rocket")):
+    for i, name in enumerate(names):
+        photo = load_photo(name)[:120, :160]
+        sub = folder / "holiday" if i % 2 else folder
+        write_image(sub / f"{name}.{'jpg' if i == 2 else 'png'}", photo)
+    return folder
+
+
+def test_gopro_layout_with_kernels_and_held_out_photos(tmp_path):
+    src = make_photos(tmp_path / "photos")
+    out = tmp_path / "pairs"
+    result = runner.invoke(
+        app, ["data", "synth", "--src", str(src), "--out", str(out), "--per-image", "2", "--val-fraction", "0.4", "-q"]
+    )
+    assert result.exit_code == 0, result.output
+    assert "wrote 10 pairs from 5 photos" in result.output
+    train_seqs = sorted(p.name for p in (out / "train").iterdir())
+    test_seqs = sorted(p.name for p in (out / "test").iterdir())
+    assert len(test_seqs) == 2 and len(train_seqs) == 3 and not set(train_seqs) & set(test_seqs)
+    assert "holiday__camera" in train_seqs + test_seqs
+    for seq in (out / "train").iterdir():
+        assert sorted(p.name for p in (seq / "blur").iterdir()) == ["000.png", "001.png"]
+        assert sorted(p.name for p in (seq / "kernel").iterdir()) == ["000.npy", "001.npy"]
+    splits = preflight(out, 32, progress=False)
+    assert len(splits.train) == 6 and len(splits.val) == 4 and splits.layout == "gopro"
+
+
+def test_saved_kernel_reproduces_the_blur(tmp_path):
+    src = make_photos(tmp_path / "photos", names=("astronaut",))
+    out = synthesize_pairs(src, tmp_path / "pairs", SynthConfig(noise=0.0, pairs_per_photo=1), log=lambda _: None).out
+    folder = next((out / "train").iterdir())
+    sharp = np.asarray(Image.open(folder / "sharp" / "000.png"))
+    blurry = np.asarray(Image.open(folder / "blur" / "000.png")).astype(int)
+    kernel = np.load(folder / "kernel" / "000.npy")
+    remade = np.clip(np.round(apply_blur(sharp.astype(np.float32) / 255, kernel) * 255), 0, 255).astype(int)
+    assert np.abs(remade - blurry).max() <= 1  # rounding only
+    assert np.abs(sharp.astype(int) - blurry).mean() > 1  # and it is blurred
+
+
+def test_same_seed_same_pairs_other_photos_do_not_matter(tmp_path):
+    one = synthesize_pairs(
+        make_photos(tmp_path / "a", names=("camera",)), tmp_path / "out_a", SynthConfig(), log=lambda _: None
+    )
+    two = synthesize_pairs(
+        make_photos(tmp_path / "b", names=("camera", "rocket")),
+        tmp_path / "out_b",
+        SynthConfig(),
+        val_fraction=0.0,
+        log=lambda _: None,
+    )
+    a = np.load(one.out / "train" / "camera" / "kernel" / "002.npy")
+    b = np.load(two.out / "train" / "camera" / "kernel" / "002.npy")
+    np.testing.assert_array_equal(a, b)
+
+
+def test_a_bad_photo_writes_nothing_and_names_it(tmp_path):
+    src = make_photos(tmp_path / "photos", names=("camera", "rocket"))
+    (src / "broken.png").write_bytes(b"\x89PNG\r\n\x1a\n not really")
+    out = tmp_path / "pairs"
+    result = runner.invoke(app, ["data", "synth", "--src", str(src), "--out", str(out), "-q"])
+    assert result.exit_code == 1
+    assert "broken.png" in result.output and "nothing was written" in result.output
+    assert not out.exists() and not list(tmp_path.glob(".pairs*"))
+
+
+def test_existing_out_is_refused(tmp_path):
+    src = make_photos(tmp_path / "photos", names=("camera",))
+    (tmp_path / "pairs").mkdir()
+    with pytest.raises(DatasetError, match="already exists"):
+        synthesize_pairs(src, tmp_path / "pairs", SynthConfig(), log=lambda _: None)
+
+
+def test_too_small_photos_are_named(tmp_path):
+    write_image(tmp_path / "photos" / "tiny.png", np.zeros((20, 30, 3), np.uint8))
+    with pytest.raises(DatasetError, match="tiny.png: 30x20 is too small"):
+        synthesize_pairs(tmp_path / "photos", tmp_path / "pairs", SynthConfig(), log=lambda _: None)
+
+
+def test_max_side_scales_down(tmp_path):
+    src = make_photos(tmp_path / "photos", names=("camera",))
+    out = synthesize_pairs(src, tmp_path / "pairs", SynthConfig(pairs_per_photo=1), max_side=80, log=lambda _: None)
+    with Image.open(out.out / "train" / "camera" / "sharp" / "000.png") as image:
+        assert image.size == (80, 60)
+
+
+def test_synthetic_pairs_train(tmp_path):
+    src = make_photos(tmp_path / "photos")
+    out = synthesize_pairs(
+        src, tmp_path / "pairs", SynthConfig(pairs_per_photo=2), val_fraction=0.2, log=lambda _: None
+    ).out
+    result = train(
+        smoke_config(f"data.root={out}", "train.epochs=1"), tmp_path / "run", progress=False, log=lambda _: None
+    )
+    assert result.model_path.is_file() and result.metrics[0]["val_psnr"] > 10
