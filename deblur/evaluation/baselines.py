@@ -9,9 +9,12 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import numpy as np
-from skimage import filters, restoration
+from scipy import ndimage
+from skimage import restoration
 
-RL_ITERATIONS = 20
+# Chosen on 4 of the demo's validation pairs (RL 5/10/20/40 iterations: +1.84/+2.02/+0.92/-1.58 dB over the
+# blurry input; Wiener balance 0.005/0.02/0.05/0.1: +1.79/+2.53/+2.15/+1.71 dB).
+RL_ITERATIONS = 10
 WIENER_BALANCE = 0.02
 
 
@@ -25,9 +28,11 @@ def wiener(blurry: np.ndarray, kernel: np.ndarray, balance: float = WIENER_BALAN
     return _per_channel(blurry, kernel, lambda channel: restoration.wiener(channel, kernel, balance))
 
 
-def unsharp_mask(blurry: np.ndarray, kernel: np.ndarray | None = None) -> np.ndarray:
+def unsharp_mask(blurry: np.ndarray, kernel: np.ndarray | None = None, radius: float = 2.0, amount: float = 1.0):
     """Needs no kernel: sharpens edges by adding back the difference from a Gaussian blur."""
-    sharpened = filters.unsharp_mask(blurry, radius=2.0, amount=1.0, channel_axis=-1)
+    # Written out: scikit-image 0.25's unsharp_mask returned NaN or garbage for float32 input here.
+    smooth = ndimage.gaussian_filter(blurry.astype(np.float64), sigma=(radius, radius, 0), mode="reflect")
+    sharpened = blurry + amount * (blurry - smooth)
     return np.clip(sharpened, 0.0, 1.0).astype(np.float32)
 
 
