@@ -169,8 +169,10 @@ def predict(
         int, typer.Option(min=32, help="Largest tile side, a multiple of 4, for images over 512x512 pixels.")
     ] = 512,
     overlap: Annotated[int, typer.Option(min=0, help="Pixels shared by neighbouring tiles, blended.")] = 64,
-    side_by_side: Annotated[bool, typer.Option(help="Also write <name>_side_by_side: blurry | deblurred.")] = False,
-    overwrite: Annotated[bool, typer.Option(help="Replace existing outputs.")] = False,
+    side_by_side: Annotated[
+        bool, typer.Option("--side-by-side", help="Also write <name>_side_by_side: blurry | deblurred.")
+    ] = False,
+    overwrite: Annotated[bool, typer.Option("--overwrite", help="Replace existing outputs.")] = False,
     precision: Annotated[
         InferencePrecision,
         typer.Option(help="auto: bfloat16 on CPUs with native support (needs the run's config.yaml), else float32."),
@@ -252,7 +254,9 @@ def timings(
     pipeline_only: Annotated[
         bool, typer.Option("--pipeline-only", help="Only time the loaders, without the model.")
     ] = False,
-    overwrite: Annotated[bool, typer.Option(help="Replace timings.json and timings.png in --out.")] = False,
+    overwrite: Annotated[
+        bool, typer.Option("--overwrite", help="Replace timings.json and timings.png in --out.")
+    ] = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bars.")] = False,
 ) -> None:
     """Time each training optimization in turn (the article's staged chart) and write a table, JSON and chart."""
@@ -332,7 +336,9 @@ def data_check(
     patch_size: Annotated[
         int | None, typer.Option(min=8, help="Also flag training images smaller than this (e.g. 256).")
     ] = None,
-    deep: Annotated[bool, typer.Option(help="Decode every image fully (finds truncated files; slower).")] = False,
+    deep: Annotated[
+        bool, typer.Option("--deep", help="Decode every image fully (finds truncated files; slower).")
+    ] = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bars.")] = False,
 ) -> None:
     """Check a dataset as deblur train would, and print a summary: pairs, sizes, every problem."""
@@ -365,7 +371,7 @@ def evaluate(
     limit: Annotated[int | None, typer.Option(min=1, help="Score at most this many pairs.")] = None,
     baselines: Annotated[bool, typer.Option(help="Also score classical deblurring (slower).")] = True,
     precision: Annotated[InferencePrecision, typer.Option(help="As for predict.")] = InferencePrecision.auto,
-    overwrite: Annotated[bool, typer.Option(help="Replace an existing --out file.")] = False,
+    overwrite: Annotated[bool, typer.Option("--overwrite", help="Replace an existing --out file.")] = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bars.")] = False,
 ) -> None:
     """Full-image PSNR and SSIM of a model, the blurry input and classical deblurring, per image and mean."""

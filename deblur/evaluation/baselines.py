@@ -30,7 +30,7 @@ def wiener(blurry: np.ndarray, kernel: np.ndarray, balance: float = WIENER_BALAN
 
 def unsharp_mask(blurry: np.ndarray, kernel: np.ndarray | None = None, radius: float = 2.0, amount: float = 1.0):
     """Needs no kernel: sharpens edges by adding back the difference from a Gaussian blur."""
-    # Written out: scikit-image 0.25's unsharp_mask returned NaN or garbage for float32 input here.
+    # Written out: scikit-image 0.26's unsharp_mask returned NaN or garbage for float32 input here.
     smooth = ndimage.gaussian_filter(blurry.astype(np.float64), sigma=(radius, radius, 0), mode="reflect")
     sharpened = blurry + amount * (blurry - smooth)
     return np.clip(sharpened, 0.0, 1.0).astype(np.float32)
