@@ -284,7 +284,7 @@ def timings(
             progress=not quiet,
             log=typer.echo,
         )
-    except (ConfigError, DatasetError, TimingsError, ValueError, FileNotFoundError) as err:
+    except (ConfigError, DatasetError, TimingsError, ValueError, FileNotFoundError, FloatingPointError) as err:
         raise fail(str(err)) from None
     typer.echo("")
     if report.stages:
@@ -396,15 +396,18 @@ def evaluate(
     except (ModelLoadError, DatasetError, ValueError) as err:
         raise fail(str(err)) from None
     typer.echo(f"model: {model_path} ({deblurrer.precision}); {len(pairs)} {split.value} pair(s) from {data}")
-    report = run_evaluation(
-        deblurrer,
-        pairs,
-        model_name=str(model_path),
-        data_name=str(data),
-        split=split.value,
-        baselines=baselines,
-        progress=not quiet,
-    )
+    try:
+        report = run_evaluation(
+            deblurrer,
+            pairs,
+            model_name=str(model_path),
+            data_name=str(data),
+            split=split.value,
+            baselines=baselines,
+            progress=not quiet,
+        )
+    except DatasetError as err:
+        raise fail(str(err)) from None
     typer.echo(results_table(report))
     if out is not None:
         atomic_write_text(out, json.dumps(report.to_json(), indent=2) + "\n")

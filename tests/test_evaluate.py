@@ -129,3 +129,20 @@ def test_not_a_model(synthetic, tmp_path):
     (tmp_path / "model.keras").write_text("nope")
     result = runner.invoke(app, ["evaluate", "--model", str(tmp_path / "model.keras"), "--data", str(data)])
     assert result.exit_code == 1 and "model.keras" in result.output
+
+
+def test_a_truncated_image_is_named(synthetic, tmp_path):
+    """A truncated JPEG passes the header check; decoding it during the evaluation must still name it."""
+    _, model = synthetic
+    data = make_flat_dataset(tmp_path / "flat", count=1, size=(40, 48))
+    image = np.random.default_rng(0).integers(0, 256, (40, 48, 3), dtype=np.uint8)
+    for side in ("blur", "sharp"):
+        Image.fromarray(image).save(data / side / "001.jpg", quality=95)
+    path = data / "blur" / "001.jpg"
+    path.write_bytes(path.read_bytes()[:-400])
+    out = tmp_path / "results.json"
+    result = runner.invoke(
+        app, ["evaluate", "--model", str(model), "--data", str(data), "--out", str(out), "--split", "all", "-q"]
+    )
+    assert result.exit_code == 1 and "001.jpg: not a readable image" in result.output, result.output
+    assert not out.exists()

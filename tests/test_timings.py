@@ -3,6 +3,7 @@
 import json
 
 import pytest
+from helpers import make_flat_dataset
 from PIL import Image
 from typer.testing import CliRunner
 
@@ -122,3 +123,21 @@ def test_steps_per_call_stage_times_steps_taken_in_the_graph(tmp_path):
     (stage,) = report.stages
     assert stage.skipped is None and stage.input_wait_fraction is None
     assert stage.timed_steps == 4 and stage.settings["steps_per_call"] == 2
+
+
+def test_own_data_and_a_subset_of_stages(tmp_path):
+    data = make_flat_dataset(tmp_path / "flat", count=6)
+    out = tmp_path / "t"
+    result = runner.invoke(app, ["timings", *SMOKE, "--data", str(data), "--out", str(out), "--stages", "tf.data"])
+    assert result.exit_code == 0, result.output
+    report = json.loads((out / "timings.json").read_text())
+    assert report["settings"]["data"] == str(data) and report["settings"]["training_pairs"] == 5
+    assert [stage["name"] for stage in report["stages"]] == ["tf.data"]
+
+
+def test_bad_data_is_named_and_nothing_written(tmp_path):
+    data = make_flat_dataset(tmp_path / "flat", count=3)
+    (data / "sharp" / "001.png").unlink()
+    result = runner.invoke(app, ["timings", *SMOKE, "--data", str(data), "--out", str(tmp_path / "t")])
+    assert result.exit_code == 1 and "001.png: no sharp partner" in result.output
+    assert not (tmp_path / "t").exists()

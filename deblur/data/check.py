@@ -42,10 +42,10 @@ def summarize(root: str | Path, patch_size: int | None = None, *, deep: bool = F
 
 
 def format_summary(summary: DataSummary) -> str:
-    held_out = "test/ (or val/) split" if summary.layout == "gopro" else "every 10th pair, held out"
+    held_out = "the test/ or val/ folder" if summary.layout == "gopro" else "every 10th pair, held out"
     lines = [
         f"{summary.root}: {summary.layout} layout",
-        f"  pairs: {summary.train} for training, {summary.val} for validation ({held_out})",
+        f"  pairs: {summary.train} for training, {summary.val} for validation: {held_out}",
     ]
     if summary.sizes:
         common = ", ".join(f"{w}x{h} ({n})" for (w, h), n in summary.sizes.most_common(5))

@@ -7,8 +7,7 @@ Pairs are read as training reads them (RGB, no EXIF rotation), HWC float32 in [0
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -64,7 +63,7 @@ class EvaluationReport:
             "split": self.split,
             "methods": self.methods(),
             "mean": {"psnr": self.mean("psnr"), "ssim": self.mean("ssim"), "images": len(self.images)},
-            "images": [image.__dict__ for image in self.images],
+            "images": [asdict(image) for image in self.images],
         }
 
 
@@ -93,13 +92,11 @@ def evaluate(
     split: str,
     baselines: bool = True,
     progress: bool = True,
-    on_image: Callable[[ImageResult], None] | None = None,
 ) -> EvaluationReport:
     """Score the model, the blurry input and (with `baselines`) classical deblurring on every pair."""
     report = EvaluationReport(model_name, data_name, split)
     for pair in tqdm(pairs, desc="evaluating", unit="image", disable=not progress):
-        blurry = load_rgb(pair.blurry).astype(np.float32) / 255.0
-        sharp = load_rgb(pair.sharp).astype(np.float32) / 255.0
+        blurry, sharp = _read(pair.blurry), _read(pair.sharp)
         outputs, seconds = {"blurry": blurry}, {}
         started = time.perf_counter()
         outputs["model"] = deblurrer(blurry)
@@ -123,9 +120,14 @@ def evaluate(
             {m: round(s, 3) for m, s in seconds.items()},
         )
         report.images.append(result)
-        if on_image:
-            on_image(result)
     return report
+
+
+def _read(path: Path) -> np.ndarray:
+    try:
+        return load_rgb(path).astype(np.float32) / 255.0
+    except (OSError, SyntaxError, ValueError) as err:  # the check reads headers only: a truncated file gets here
+        raise DatasetError(f"{path}: not a readable image ({err}); nothing was written") from None
 
 
 def _score(metric, sharp: np.ndarray, restored: np.ndarray) -> float:

@@ -17,18 +17,23 @@ from deblur.timings.run import TimingsReport  # noqa: E402
 
 
 def write_chart(report: TimingsReport, path: Path) -> None:
-    figure, (stages_axis, loaders_axis) = plt.subplots(
-        1, 2, figsize=(13, 5.2), gridspec_kw={"width_ratios": [1.7, 1]}, layout="constrained"
-    )
-    _stage_bars(stages_axis, report)
-    _loader_bars(loaders_axis, report)
     settings = report.settings
     model = settings["model"]
+    if report.stages:
+        figure, (stages_axis, loaders_axis) = plt.subplots(
+            1, 2, figsize=(13, 5.2), gridspec_kw={"width_ratios": [1.7, 1]}, layout="constrained"
+        )
+        _stage_bars(stages_axis, report)
+        workload = f"{settings['timed_steps']} timed steps per stage"
+    else:  # --pipeline-only
+        figure, loaders_axis = plt.subplots(figsize=(8, 4.5), layout="constrained")
+        workload = f"{report.pipeline[0].batches} timed batches per loader" if report.pipeline else ""
+    _loader_bars(loaders_axis, report)
     figure.suptitle(
         f"deblur timings, {report.preset} preset: {short_device(report.device)}\n"
         f"TensorFlow {report.device['tensorflow']}, Keras {report.device['keras']}; generator width "
         f"{model['width']}, {model['blocks']} blocks; {settings['patch_size']}x{settings['patch_size']} patches, "
-        f"batch {settings['batch_size']}, {settings['timed_steps']} timed steps per stage",
+        f"batch {settings['batch_size']}, {workload}",
         fontsize=10,
     )
     with atomic_path(path, suffix=".png") as tmp:
@@ -38,10 +43,6 @@ def write_chart(report: TimingsReport, path: Path) -> None:
 
 def _stage_bars(axis, report: TimingsReport) -> None:
     stages = report.stages
-    if not stages:
-        axis.text(0.5, 0.5, "pipeline-only run: no training stages", ha="center", va="center")
-        axis.set_axis_off()
-        return
     names = [stage.name for stage in stages][::-1]  # first stage at the top
     seconds = [report.equivalent_seconds(stage) or 0.0 for stage in stages][::-1]
     colours = ["#4c72b0" if s else "#cccccc" for s in seconds]
@@ -78,7 +79,13 @@ def _loader_bars(axis, report: TimingsReport) -> None:
         consumed = max(s.images_per_second for s in measured)
         axis.axvline(consumed, color="#c44e52", linestyle="--")
         axis.text(
-            consumed, len(loaders) - 0.5, f" model consumes\n {consumed:.1f}/s", color="#c44e52", fontsize=8, va="top"
+            consumed,
+            len(loaders) - 0.5,
+            f" model consumes\n {consumed:.1f}/s",
+            color="#c44e52",
+            fontsize=8,
+            va="top",
+            bbox={"facecolor": "white", "edgecolor": "none", "pad": 1},
         )
     axis.set_xscale("log")
     speeds = [loader.patches_per_second for loader in loaders] + [s.images_per_second for s in measured]
