@@ -26,7 +26,7 @@ def write_chart(report: TimingsReport, path: Path) -> None:
         _stage_bars(stages_axis, report)
         workload = f"{settings['timed_steps']} timed steps per stage"
     else:  # --pipeline-only
-        figure, loaders_axis = plt.subplots(figsize=(8, 4.5), layout="constrained")
+        figure, loaders_axis = plt.subplots(figsize=(10, 4.5), layout="constrained")
         workload = f"{report.pipeline[0].batches} timed batches per loader" if report.pipeline else ""
     _loader_bars(loaders_axis, report)
     figure.suptitle(
