@@ -9,7 +9,7 @@ from typer.testing import CliRunner
 
 from deblur.cli import app
 from deblur.config import load_config
-from deblur.timings.run import PRESETS, run_timings
+from deblur.timings.run import Preset, run_timings
 from deblur.timings.stages import STAGE_NAMES
 
 runner = CliRunner()
@@ -95,7 +95,7 @@ def test_pipeline_only(tmp_path):
 def test_multi_gpu_stage_runs_over_logical_cpus(tmp_path):
     """The GPU path, on the two logical CPU devices conftest makes: global batch = batch x replicas."""
     config = load_config("smoke", ["data.root=null"])
-    preset = PRESETS["quick"].__class__("test", 32, 2, 1, 2, 2, 2)
+    preset = Preset("test", 32, 2, warmup_steps=1, steps=2, loader_batches=2, steps_per_call=2, loader_seconds=0)
     report = run_timings(
         config,
         preset,
@@ -118,7 +118,7 @@ def test_multi_gpu_stage_runs_over_logical_cpus(tmp_path):
 
 def test_steps_per_call_stage_times_steps_taken_in_the_graph(tmp_path):
     config = load_config("smoke", ["data.root=null"])
-    preset = PRESETS["quick"].__class__("test", 32, 2, 1, 4, 2, 2)
+    preset = Preset("test", 32, 2, warmup_steps=1, steps=4, loader_batches=2, steps_per_call=2, loader_seconds=0)
     report = run_timings(config, preset, tmp_path, stages=["steps-per-call"], progress=False, log=lambda _: None)
     (stage,) = report.stages
     assert stage.skipped is None and stage.input_wait_fraction is None

@@ -22,34 +22,44 @@ LOADERS = ("keras-sequence", "tf.data", "tf.data-optimized")
 class LoaderResult:
     name: str
     patches_per_second: float
-    batches: int  # timed
+    batches: int  # timed: at least the preset's, and at least its min_seconds' worth
     warmup_batches: int  # not timed: for the optimized loader, enough to fill its cache
 
 
 def measure_loader(
-    name: str, pairs: list[Pair], *, patch_size: int, batch_size: int, batches: int, seed: int = 0, progress=True
+    name: str,
+    pairs: list[Pair],
+    *,
+    patch_size: int,
+    batch_size: int,
+    batches: int,
+    min_seconds: float = 2.0,
+    seed: int = 0,
+    progress: bool = True,
 ) -> LoaderResult:
-    """Time `batches` batches from loader `name`, after its warm-up (a full pass over the files for a cache)."""
+    """Time at least `batches` batches and `min_seconds` from loader `name`, after its warm-up (for a cache, a
+    full pass over the files). A fast loader is timed for longer, so its figure is not a few milliseconds' worth."""
     if name == "keras-sequence":
         warmup = 1
-        sequence = PairSequence(pairs, patch_size, batch_size, warmup + batches, seed=seed)
+        sequence = PairSequence(pairs, patch_size, batch_size, 10**9, seed=seed)  # batches are made on demand
         source = (sequence[i] for i in range(len(sequence)))
     else:
         options = LOADER_OPTIONS[name]
         # Enough batches to pass every file once (filling the cache) and the patch shuffle buffer behind it.
         warmup = -(-len(pairs) // batch_size) + 9 if options.cache != "none" else 1
-        dataset = train_dataset(pairs, patch_size=patch_size, batch_size=batch_size, seed=seed, options=options)
-        source = iter(dataset.take(warmup + batches))
-    bar = tqdm(total=warmup + batches, desc=f"loader {name}", unit="batch", leave=False, disable=not progress)
+        source = iter(train_dataset(pairs, patch_size=patch_size, batch_size=batch_size, seed=seed, options=options))
+    bar = tqdm(desc=f"loader {name}", unit="batch", leave=False, disable=not progress)
     try:
         for _ in range(warmup):
             next(source)
             bar.update(1)
         started = time.perf_counter()
-        for _ in range(batches):
+        timed = 0
+        while timed < batches or time.perf_counter() - started < min_seconds:
             next(source)
+            timed += 1
             bar.update(1)
         seconds = time.perf_counter() - started
     finally:
         bar.close()
-    return LoaderResult(name, batch_size * batches / seconds, batches, warmup)
+    return LoaderResult(name, batch_size * timed / seconds, timed, warmup)

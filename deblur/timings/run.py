@@ -36,13 +36,16 @@ class Preset:
     batch_size: int  # per replica
     warmup_steps: int
     steps: int  # timed
-    loader_batches: int  # timed, per loader, in the pipeline-only mode
+    loader_batches: int  # timed, per loader, in the pipeline-only mode (at least)
     steps_per_call: int
+    loader_seconds: float = 2.0  # each loader is timed for at least this long
 
 
 PRESETS = {
     # The article's setup exactly: 256x256 patches, batch 4, 5 epochs x 200 steps, all timed.
-    "paper": Preset("paper", 256, 4, warmup_steps=10, steps=ARTICLE_STEPS, loader_batches=200, steps_per_call=10),
+    "paper": Preset(
+        "paper", 256, 4, warmup_steps=10, steps=ARTICLE_STEPS, loader_batches=200, steps_per_call=10, loader_seconds=5
+    ),
     # The same model within 10 minutes on a 2-core CPU: smaller patches, fewer steps.
     "quick": Preset("quick", 128, 4, warmup_steps=2, steps=16, loader_batches=30, steps_per_call=8),
 }
@@ -150,6 +153,7 @@ def run_timings(
             patch_size=preset.patch_size,
             batch_size=preset.batch_size,
             batches=preset.loader_batches,
+            min_seconds=preset.loader_seconds,
             progress=progress,
         )
         log(f"loader {name}: {loader.patches_per_second:.1f} patches/s")
