@@ -77,16 +77,8 @@ def _loader_bars(axis, report: TimingsReport) -> None:
     measured = [s for s in report.stages if s.images_per_second]
     if measured:
         consumed = max(s.images_per_second for s in measured)
-        axis.axvline(consumed, color="#c44e52", linestyle="--")
-        axis.text(
-            consumed,
-            len(loaders) - 0.5,
-            f" model consumes\n {consumed:.1f}/s",
-            color="#c44e52",
-            fontsize=8,
-            va="top",
-            bbox={"facecolor": "white", "edgecolor": "none", "pad": 1},
-        )
+        axis.axvline(consumed, color="#c44e52", linestyle="--", label=f"the model consumes {consumed:.1f}/s")
+        axis.legend(loc="upper right", fontsize=8, frameon=False)  # the top bar (the Sequence) is the shortest
     axis.set_xscale("log")
     speeds = [loader.patches_per_second for loader in loaders] + [s.images_per_second for s in measured]
     axis.set_xlim(min(speeds) / 2, max(speeds) * 4)  # room for the value labels
