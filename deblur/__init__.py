@@ -23,6 +23,10 @@ _EXPORTS = {
     "deblur_image": "deblur.inference",
     "deblur_file": "deblur.inference",
     "load_deblurrer": "deblur.inference",
+    "run_timings": "deblur.timings.run",
+    "synthesize_pairs": "deblur.data.make_pairs",
+    "evaluate": "deblur.evaluation.evaluate",
+    "evaluation_pairs": "deblur.evaluation.evaluate",
 }
 
 __all__ = [*_EXPORTS, "__version__"]
