@@ -82,7 +82,7 @@ def test_broken_gopro_tree_is_rejected_with_every_problem(tmp_path):
     assert result.returncode == 1
     assert "3 problem(s)" in result.stderr
     assert "GOPR0372_07_00/blur/000001.png: no sharp partner" in result.stderr
-    assert "GOPR0374_11_00/blur/000000.png: size (10, 10) differs" in result.stderr
+    assert "GOPR0374_11_00/blur/000000.png: size 10x10 differs" in result.stderr
     assert "GOPR0384_11_00: no sharp/ folder" in result.stderr
     assert not out.exists()
 

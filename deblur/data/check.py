@@ -6,7 +6,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from deblur.data.pairs import MAX_LISTED_PROBLEMS, Pair, check_pairs, discover, inspect_images
+from deblur.data.pairs import Pair, check_pairs, discover, inspect_images, problem_listing
 
 
 @dataclass
@@ -55,11 +55,8 @@ def format_summary(summary: DataSummary) -> str:
     if summary.kernels:
         lines.append(f"  blur kernels saved for {summary.kernels} pair(s)")
     if summary.problems:
-        shown = summary.problems[:MAX_LISTED_PROBLEMS]
         lines.append(f"  {len(summary.problems)} problem(s):")
-        lines += [f"  - {problem}" for problem in shown]
-        if len(summary.problems) > len(shown):
-            lines.append(f"  ... and {len(summary.problems) - len(shown)} more")
+        lines.append(problem_listing(summary.problems))
     else:
         lines.append("  no problems found")
     return "\n".join(lines)

@@ -12,7 +12,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from deblur.data.pairs import IMAGE_SUFFIXES, DatasetError, inspect_images
+from deblur.data.pairs import IMAGE_SUFFIXES, DatasetError, Pair, check_pairs
 from deblur.files import atomic_dir
 
 SPLITS = ("train", "test")
@@ -80,21 +80,16 @@ def check_gopro(path: Path, blur: str = "blur", *, progress: bool = True) -> Gop
 
 
 def _check_files(check: GoproCheck, progress: bool) -> None:
-    matched: list[tuple[Path, Path]] = []
+    matched: list[Pair] = []
     for source in check.sources:
         blurry = {p.name for p in source.blurry.iterdir() if p.suffix.lower() in IMAGE_SUFFIXES}
         sharp = {p.name for p in source.sharp.iterdir() if p.suffix.lower() in IMAGE_SUFFIXES}
         check.problems += [f"{source.blurry / n}: no sharp partner in {source.sharp}" for n in sorted(blurry - sharp)]
         check.problems += [f"{source.sharp / n}: no blurry partner in {source.blurry}" for n in sorted(sharp - blurry)]
         both = sorted(blurry & sharp)
-        matched += [(source.blurry / n, source.sharp / n) for n in both]
+        matched += [Pair(source.blurry / n, source.sharp / n, f"{source.split}/{source.sequence}/{n}") for n in both]
         check.pairs[source.split] = check.pairs.get(source.split, 0) + len(both)
-    info = inspect_images([path for pair in matched for path in pair], deep=False, progress=progress)
-    for blurry, sharp in matched:
-        (blurry_size, blurry_problem), (sharp_size, sharp_problem) = info[blurry], info[sharp]
-        check.problems += [p for p in (blurry_problem, sharp_problem) if p]
-        if blurry_size and sharp_size and blurry_size != sharp_size:
-            check.problems.append(f"{blurry}: size {blurry_size} differs from {sharp} ({sharp_size})")
+    check.problems += check_pairs(matched, progress=progress)  # unreadable files, sizes that differ
 
 
 def arrange_gopro(check: GoproCheck, out: Path) -> Path:

@@ -23,7 +23,7 @@ from tqdm import tqdm
 
 from deblur.config import SynthConfig
 from deblur.data.demo import write_pairs
-from deblur.data.pairs import DatasetError
+from deblur.data.pairs import DatasetError, problem_listing
 from deblur.files import atomic_dir
 from deblur.imageio import ImageReadError, find_images, read_photo
 
@@ -83,10 +83,8 @@ def synthesize_pairs(
             rng = np.random.default_rng([synth.seed, zlib.crc32(names[index].encode())])
             write_pairs(sharp, tmp / split / names[index], synth, rng)
         if problems:
-            listing = "\n".join(f"  - {p}" for p in problems[:20])
-            more = f"\n  ... and {len(problems) - 20} more" if len(problems) > 20 else ""
             raise DatasetError(
-                f"{len(problems)} photo(s) in {src} cannot be used; nothing was written:\n{listing}{more}"
+                f"{len(problems)} photo(s) in {src} cannot be used; nothing was written:\n{problem_listing(problems)}"
             )
     report = SynthReport(out, len(photos) - held_out, held_out, len(photos) * synth.pairs_per_photo)
     log(f"wrote {report.pairs} pairs from {len(photos)} photos to {out} ({held_out} photo(s) held out in test/)")

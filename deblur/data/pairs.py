@@ -189,6 +189,13 @@ def check_pairs(
     return problems
 
 
+def problem_listing(problems: list[str]) -> str:
+    """Problems as an indented list, the first `MAX_LISTED_PROBLEMS` of them and a count of the rest."""
+    shown = problems[:MAX_LISTED_PROBLEMS]
+    more = len(problems) - len(shown)
+    return "\n".join(f"  - {p}" for p in shown) + (f"\n  ... and {more} more" if more else "")
+
+
 def preflight(root: str | Path, patch_size: int, *, progress: bool = True, skip_unreadable: bool = False) -> Splits:
     """Discover and check a dataset; raise one `DatasetError` listing every problem, or return the splits.
 
@@ -204,10 +211,9 @@ def preflight(root: str | Path, patch_size: int, *, progress: bool = True, skip_
     problems += check_pairs(splits.train, patch_size, progress=progress)
     problems += check_pairs(splits.val, None, progress=progress)
     if problems:
-        shown = problems[:MAX_LISTED_PROBLEMS]
-        more = len(problems) - len(shown)
-        listing = "\n".join(f"  - {p}" for p in shown) + (f"\n  ... and {more} more" if more else "")
-        raise DatasetError(f"the data in {root} has {len(problems)} problem(s); nothing was trained:\n{listing}")
+        raise DatasetError(
+            f"the data in {root} has {len(problems)} problem(s); nothing was trained:\n{problem_listing(problems)}"
+        )
     if not splits.train:
         raise DatasetError(f"no training pairs under {root}")
     return splits

@@ -14,7 +14,7 @@ import numpy as np
 from tqdm import tqdm
 
 from deblur.data.check import kernel_path
-from deblur.data.pairs import MAX_LISTED_PROBLEMS, DatasetError, Pair, check_pairs, discover
+from deblur.data.pairs import DatasetError, Pair, check_pairs, discover, problem_listing
 from deblur.data.sequence import load_rgb
 from deblur.evaluation.baselines import WITH_KERNEL, WITHOUT_KERNEL
 from deblur.inference import Deblurrer
@@ -76,8 +76,9 @@ def evaluation_pairs(root: str | Path, split: str = "val", limit: int | None = N
     pairs = pairs[:limit] if limit else pairs
     problems += check_pairs(pairs, progress=False)
     if problems:
-        listing = "\n".join(f"  - {p}" for p in problems[:MAX_LISTED_PROBLEMS])
-        raise DatasetError(f"the data in {root} has {len(problems)} problem(s); nothing was evaluated:\n{listing}")
+        raise DatasetError(
+            f"the data in {root} has {len(problems)} problem(s); nothing was evaluated:\n{problem_listing(problems)}"
+        )
     if not pairs:
         raise DatasetError(f"no {split} pairs under {root}")
     return pairs

@@ -20,7 +20,7 @@ from tqdm import tqdm
 
 from deblur.config import Config
 from deblur.data.demo import ensure_demo_dataset
-from deblur.data.pairs import check_pairs, preflight, split_unreadable
+from deblur.data.pairs import check_pairs, preflight, problem_listing, split_unreadable
 from deblur.data.pipeline import PipelineOptions, train_dataset, val_dataset
 from deblur.losses import PIXEL_LOSSES, build_vgg_features, perceptual_loss, psnr, ssim
 from deblur.model import build_generator
@@ -292,7 +292,7 @@ def _leave_out_unreadable(err: tf.errors.OpError, pairs, skip: bool, step: int, 
 def _data_error(err: tf.errors.OpError, pairs, step: int, manager) -> TrainingError:
     """A clear error for data that broke after the pre-flight check: decode every file again to name them."""
     broken = check_pairs(pairs, deep=True, progress=False)
-    listing = "\n".join(f"  - {problem}" for problem in broken[:20]) or "  (all files decode now; see the error)"
+    listing = problem_listing(broken) or "  (all files decode now; see the error)"
     first_line = (err.message or str(err)).strip().splitlines()[0]
     if "transformation with iterator" in first_line:  # tf.data's wrapper; what went wrong is the last part
         first_line = first_line.rsplit(": ", 1)[-1]
