@@ -74,13 +74,14 @@ def _loader_bars(axis, report: TimingsReport) -> None:
             va="center",
             fontsize=9,
         )
-    measured = [s for s in report.stages if s.images_per_second]
-    if measured:
-        consumed = max(s.images_per_second for s in measured)
+    speeds = [loader.patches_per_second for loader in loaders]
+    fastest = report.fastest()
+    if fastest:
+        consumed = fastest.images_per_second
+        speeds.append(consumed)
         axis.axvline(consumed, color="#c44e52", linestyle="--", label=f"the model consumes {consumed:.1f}/s")
         axis.legend(loc="upper right", fontsize=8, frameon=False)  # the top bar (the Sequence) is the shortest
     axis.set_xscale("log")
-    speeds = [loader.patches_per_second for loader in loaders] + [s.images_per_second for s in measured]
     axis.set_xlim(min(speeds) / 2, max(speeds) * 4)  # room for the value labels
     axis.xaxis.set_major_formatter(ticker.FuncFormatter(lambda value, _: f"{value:g}"))
     axis.xaxis.set_minor_formatter(ticker.NullFormatter())

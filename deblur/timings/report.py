@@ -45,9 +45,8 @@ def stage_table(report: TimingsReport) -> str:
 def loader_table(report: TimingsReport) -> str:
     lines = [f"{'loader (no model)':<20} {'patches/s':>10}"]
     lines += [f"{loader.name:<20} {loader.patches_per_second:>10.1f}" for loader in report.pipeline]
-    measured = [s for s in report.stages if s.images_per_second]
-    if measured:
-        fastest = max(measured, key=lambda s: s.images_per_second)
+    fastest = report.fastest()
+    if fastest:
         lines.append(f"{'model consumes':<20} {fastest.images_per_second:>10.1f}  (fastest stage: {fastest.name})")
         verdict = bottleneck(report)
         if verdict:
@@ -57,11 +56,11 @@ def loader_table(report: TimingsReport) -> str:
 
 def bottleneck(report: TimingsReport) -> str | None:
     """Which limits training here: the plain input pipeline, or the model's compute."""
-    measured = [s for s in report.stages if s.images_per_second]
+    fastest = report.fastest()
     plain = next((loader for loader in report.pipeline if loader.name == "tf.data"), None)
-    if not measured or plain is None:
+    if fastest is None or plain is None:
         return None
-    consumed = max(s.images_per_second for s in measured)
+    consumed = fastest.images_per_second
     ratio = plain.patches_per_second / consumed
     if ratio >= 1:
         return (

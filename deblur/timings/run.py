@@ -84,6 +84,11 @@ class TimingsReport:
             "created": self.created,
         }
 
+    def fastest(self) -> StageResult | None:
+        """The measured stage with the most images per second: what the model can consume at best."""
+        measured = [stage for stage in self.stages if stage.images_per_second]
+        return max(measured, key=lambda stage: stage.images_per_second) if measured else None
+
     def equivalent_seconds(self, stage: StageResult) -> float | None:
         """Seconds for the article's workload (1000 steps of the per-replica batch) at the stage's speed."""
         if stage.images_per_second is None:
