@@ -6,7 +6,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from deblur.data.pairs import Pair, check_pairs, discover, inspect_images, problem_listing
+from deblur.data.demo import kernel_file
+from deblur.data.pairs import check_pairs, discover, inspect_images, problem_listing
 
 
 @dataclass
@@ -24,11 +25,6 @@ class DataSummary:
         return not self.problems
 
 
-def kernel_path(pair: Pair) -> Path:
-    """Where `deblur data synth` (and the demo data) keep a pair's blur kernel."""
-    return pair.blurry.parent.parent / "kernel" / pair.blurry.relative_to(pair.blurry.parent).with_suffix(".npy")
-
-
 def summarize(root: str | Path, patch_size: int | None = None, *, deep: bool = False, progress: bool = True):
     """Every pair under `root` checked as `deblur train` would (every file, each problem listed), with counts."""
     splits, problems = discover(root)
@@ -37,7 +33,7 @@ def summarize(root: str | Path, patch_size: int | None = None, *, deep: bool = F
     problems += check_pairs(splits.train, patch_size, info=info)
     problems += check_pairs(splits.val, None, info=info)
     sizes = Counter(info[p.blurry][0] for p in pairs if info[p.blurry][0] and info[p.blurry][0] == info[p.sharp][0])
-    kernels = sum(kernel_path(p).is_file() for p in pairs)
+    kernels = sum(kernel_file(p.blurry).is_file() for p in pairs)
     return DataSummary(Path(root), splits.layout, len(splits.train), len(splits.val), sizes, kernels, problems)
 
 

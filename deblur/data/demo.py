@@ -56,6 +56,11 @@ def demo_root(synth: SynthConfig, home: Path | None = None) -> Path:
     return (home or data_home()) / f"demo-{digest}"
 
 
+def kernel_file(blurry: Path) -> Path:
+    """Where a pair's blur kernel is kept: `<folder>/kernel/<name>.npy` beside `<folder>/blur/<name>.png`."""
+    return blurry.parent.parent / "kernel" / f"{blurry.stem}.npy"
+
+
 def write_pairs(sharp: np.ndarray, folder: Path, synth: SynthConfig, rng: np.random.Generator) -> None:
     """Write `synth.pairs_per_photo` blurry versions of one sharp photo into `folder/{blur,sharp,kernel}`."""
     for sub in ("blur", "sharp", "kernel"):
@@ -65,7 +70,7 @@ def write_pairs(sharp: np.ndarray, folder: Path, synth: SynthConfig, rng: np.ran
         name = f"{k:03d}.png"
         Image.fromarray(blurry).save(folder / "blur" / name)
         Image.fromarray(sharp).save(folder / "sharp" / name)
-        np.save(folder / "kernel" / f"{k:03d}.npy", kernel)
+        np.save(kernel_file(folder / "blur" / name), kernel)
 
 
 def ensure_demo_dataset(synth: SynthConfig, *, home: Path | None = None, log=print) -> Path:

@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 from tqdm import tqdm
 
-from deblur.data.check import kernel_path
+from deblur.data.demo import kernel_file
 from deblur.data.pairs import DatasetError, Pair, check_pairs, discover, problem_listing
 from deblur.data.sequence import load_rgb
 from deblur.evaluation.baselines import WITH_KERNEL, WITHOUT_KERNEL
@@ -102,8 +102,8 @@ def evaluate(
         started = time.perf_counter()
         outputs["model"] = deblurrer(blurry)
         seconds["model"] = time.perf_counter() - started
-        kernel_file = kernel_path(pair)
-        kernel = np.load(kernel_file) if kernel_file.is_file() else None
+        kernel_path = kernel_file(pair.blurry)
+        kernel = np.load(kernel_path) if kernel_path.is_file() else None
         if baselines:
             methods = WITH_KERNEL if kernel is not None else WITHOUT_KERNEL
             for name, restore in methods.items():

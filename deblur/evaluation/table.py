@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from deblur.evaluation.evaluate import EvaluationReport
+from deblur.tables import aligned_table
 
 
 def results_table(report: EvaluationReport, max_rows: int = 30) -> str:
@@ -13,18 +14,9 @@ def results_table(report: EvaluationReport, max_rows: int = 30) -> str:
         rows.append([image.name, *(_cell(image.psnr.get(m), image.ssim.get(m)) for m in methods)])
     psnr, ssim = report.mean("psnr"), report.mean("ssim")
     mean_row = [f"mean of {len(report.images)}", *(_cell(psnr.get(m), ssim.get(m)) for m in methods)]
-    widths = [max(len(str(row[i])) for row in [header, *rows, mean_row]) for i in range(len(header))]
-
-    def line(cells):
-        return "  ".join(
-            c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(cells, widths, strict=True))
-        )
-
-    lines = ["PSNR dB / SSIM against the sharp image (higher is better)", line(header), line(["-" * w for w in widths])]
-    lines += [line(row) for row in rows]
-    if len(report.images) > max_rows:
-        lines.append(f"... {len(report.images) - max_rows} more in the JSON (--out)")
-    lines.append(line(mean_row))
+    lines = ["PSNR dB / SSIM against the sharp image (higher is better)", *aligned_table(header, [*rows, mean_row])]
+    if len(report.images) > max_rows:  # said just above the mean row, which covers every image
+        lines.insert(-1, f"... {len(report.images) - max_rows} more in the JSON (--out)")
     if "model" in psnr and "blurry" in psnr:
         lines.append(f"model vs blurry: {psnr['model'] - psnr['blurry']:+.2f} dB")
     return "\n".join(lines)

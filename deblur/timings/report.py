@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from deblur.tables import aligned_table
 from deblur.timings.run import TimingsReport
 
 
@@ -11,7 +12,7 @@ def _number(value: float | None, fmt: str) -> str:
 
 def stage_table(report: TimingsReport) -> str:
     header = ("stage", "img/s", "median ms", "p90 ms", "input wait", "speedup", "5x200 time")
-    rows = [header]
+    rows = []
     notes = []
     for stage in report.stages:
         if stage.skipped:
@@ -31,14 +32,7 @@ def stage_table(report: TimingsReport) -> str:
                 _number(seconds, ".0f") + " s",
             )
         )
-    widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
-    lines = [
-        "  ".join(
-            cell.ljust(w) if i == 0 else cell.rjust(w) for i, (cell, w) in enumerate(zip(row, widths, strict=True))
-        )
-        for row in rows
-    ]
-    lines.insert(1, "  ".join("-" * w for w in widths))
+    lines = aligned_table(header, rows)
     return "\n".join(lines + [f"  skipped {note}" for note in notes])
 
 
