@@ -1,38 +1,59 @@
-"""Inference speed and bfloat16 accuracy, measured side by side in one process.
+"""Inference speed through `deblur predict`'s own code, as a share of this CPU's matmul rate in the same run.
 
-1. Seconds for a 1280x720 photo with the full-size generator (64 wide, 9 blocks) in float32 and bfloat16, and
-   for the first image of a process, which pays a one-off warm-up.
-2. Seconds per megapixel at 0.3, 1, 4 and 24 megapixels, after a first image (bfloat16 where the CPU has it, else
-   float32); images over 1 megapixel go through in 512-pixel tiles, as `deblur predict` does.
+0. TensorFlow's own 2048x2048 matmul in float32 and bfloat16 (where the CPU has it): the rate each figure is a
+   share of.
+1. 1280x720 photos (PNG files in, PNG files out) with the full-size generator (64 wide, 9 blocks) through
+   `predict_files`, the function `deblur predict` calls, four photos a call, in float32 and bfloat16: seconds for
+   the first photo (it pays the one-off graph tracing) and per photo after it, GFLOP/s and share of the matmul rate.
+2. Seconds per megapixel at 0.3, 1, 4 and 24 megapixels in the fast precision, with the process's peak memory
+   after each size (sizes run smallest first, so the last line is the peak of the largest).
 3. With --model (a trained model.keras with its config.yaml): the validation PSNR of its output in float32 and in
    bfloat16 on the demo validation photos, and the difference.
 
-    python benchmarks/predict_speed.py [--model runs/<time>/model.keras] [--sizes 0.3 1 4 24]
+    python benchmarks/predict_speed.py [--model runs/<time>/model.keras] [--sizes 0.3 1 4 24] [--photos 4]
 """
 
 from __future__ import annotations
 
 import argparse
+import resource
 import tempfile
 import time
 from pathlib import Path
 
 import numpy as np
+from PIL import Image
+from skimage import data as skimage_data
 
 from deblur.config import Config, ModelConfig, config_to_yaml, load_config
 from deblur.data.demo import ensure_demo_dataset
 from deblur.imageio import read_photo
-from deblur.inference import load_deblurrer
+from deblur.inference import Deblurrer, load_deblurrer, predict_files
 from deblur.model import build_generator
+from deblur.timings.device import cpu_name
+from deblur.timings.flops import achieved, forward_flops_per_pixel, matmul_rate
 from deblur.training.precision import cpu_bf16_flags
 
 SHAPES = {0.3: (480, 640), 1.0: (1000, 1000), 4.0: (1500, 2667), 24.0: (4000, 6000)}
 
 
-def timed(deblurrer, image: np.ndarray) -> float:
-    started = time.perf_counter()
-    deblurrer(image)  # returns a NumPy array: the device has finished
-    return time.perf_counter() - started
+class PhotoTimes:
+    """A `predict_files` progress hook that records when each photo is finished."""
+
+    def __init__(self) -> None:
+        self.ends: list[float] = []
+
+    def start(self, images: int) -> None:
+        self.ends = [time.perf_counter()]
+
+    def image(self, name: str, tiles: int):
+        return lambda done: None
+
+    def finished(self) -> None:
+        self.ends.append(time.perf_counter())
+
+    def seconds(self) -> list[float]:
+        return list(np.diff(self.ends))
 
 
 def full_size_model(folder: Path) -> Path:
@@ -42,6 +63,28 @@ def full_size_model(folder: Path) -> Path:
     return folder / "model.keras"
 
 
+def write_photos(folder: Path, height: int, width: int, count: int) -> list[Path]:
+    """`count` copies of a real photograph (skimage's astronaut) resized to width x height, as PNG files."""
+    folder.mkdir(parents=True)
+    photo = Image.fromarray(skimage_data.astronaut()).resize((width, height), Image.Resampling.BICUBIC)
+    paths = [folder / f"photo{i}.png" for i in range(count)]
+    for path in paths:
+        photo.save(path)
+    return paths
+
+
+def timed_predict(deblurrer: Deblurrer, model_path: Path, photos: list[Path], out: Path) -> list[float]:
+    times = PhotoTimes()
+    report = predict_files(photos, deblurrer, model_path, out, progress=times)
+    if report.failed:
+        raise SystemExit(f"prediction failed: {report.failed}")
+    return times.seconds()
+
+
+def peak_memory_gib() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20  # ru_maxrss is in KiB on Linux
+
+
 def psnr(a: np.ndarray, b: np.ndarray) -> float:
     return float(10 * np.log10(1 / np.mean((a - b) ** 2)))
 
@@ -49,28 +92,40 @@ def psnr(a: np.ndarray, b: np.ndarray) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--model", type=Path, help="a trained model.keras for the bfloat16 accuracy check")
-    parser.add_argument("--sizes", type=float, nargs="+", default=sorted(SHAPES), choices=sorted(SHAPES))
+    parser.add_argument("--sizes", type=float, nargs="*", default=sorted(SHAPES), choices=sorted(SHAPES))
+    parser.add_argument("--photos", type=int, default=4, help="1280x720 photos per precision")
     args = parser.parse_args()
     fast = "bfloat16" if cpu_bf16_flags() else "float32"
-    rng = np.random.default_rng(0)
+    precisions = sorted({"float32", fast})
+    rates = {dtype: matmul_rate(dtype) for dtype in precisions}
+    print(f"CPU: {cpu_name()}; matmul " + ", ".join(f"{d} {r.gflops:.0f} GFLOP/s" for d, r in rates.items()))
 
     with tempfile.TemporaryDirectory() as tmp:
-        path = full_size_model(Path(tmp))
-        models = {p: load_deblurrer(path, precision=p) for p in sorted({"float32", fast})}
-        photo = rng.random((720, 1280, 3), dtype=np.float32)
+        tmp = Path(tmp)
+        path = full_size_model(tmp)
+        models = {p: load_deblurrer(path, precision=p) for p in precisions}
+        flops_per_pixel = forward_flops_per_pixel(models["float32"].model)
+        print(f"full-size generator: {flops_per_pixel / 1e6:.3f} MFLOP per pixel forward")
+        photos = write_photos(tmp / "hd", 720, 1280, args.photos)
         for precision, deblurrer in models.items():
-            # The first large image of a process pays a one-off cost (about 6 s here: first touch of the
-            # activation buffers); a folder of photos pays it once. Both figures are shown.
-            first = timed(deblurrer, rng.random((700, 1250, 3), dtype=np.float32))
+            seconds = timed_predict(deblurrer, path, photos, tmp / f"out-{precision}")
+            steady = float(np.mean(seconds[1:])) if len(seconds) > 1 else seconds[0]
+            gflops, share = achieved(flops_per_pixel * 1280 * 720, steady, rates[precision])
             print(
-                f"1280x720, full-size generator, {precision}: {timed(deblurrer, photo):.2f} s "
-                f"(the first image of the process, 1250x700: {first:.2f} s)"
+                f"1280x720, {precision}: {steady:.2f} s per photo after the first ({gflops:.0f} GFLOP/s, "
+                f"{share:.0%} of the {precision} matmul rate); the first photo of the process: {seconds[0]:.2f} s"
             )
-        for megapixels in args.sizes:
-            image = rng.random((*SHAPES[megapixels], 3), dtype=np.float32)
-            seconds = timed(models[fast], image)
-            size = image.shape[0] * image.shape[1] / 1e6
-            print(f"{megapixels:>5} MP ({image.shape[1]}x{image.shape[0]}), {fast}: {seconds / size:.2f} s/MP")
+        for megapixels in sorted(args.sizes):
+            height, width = SHAPES[megapixels]
+            photo = write_photos(tmp / f"mp{megapixels}", height, width, 1)
+            (seconds,) = timed_predict(models[fast], path, photo, tmp / f"out-mp{megapixels}")
+            size = height * width / 1e6
+            gflops, share = achieved(flops_per_pixel * height * width, seconds, rates[fast])
+            print(
+                f"{megapixels:>5} MP ({width}x{height}), {fast}: {seconds / size:.2f} s/MP, {gflops:.0f} GFLOP/s "
+                f"({share:.0%}), {len(models[fast].tiles(height, width))} tile(s); peak memory so far "
+                f"{peak_memory_gib():.2f} GiB"
+            )
 
     if args.model:
         root = ensure_demo_dataset(load_config("demo").data.synth)

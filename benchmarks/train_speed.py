@@ -23,14 +23,13 @@ import time
 from dataclasses import asdict
 
 import keras
-import numpy as np
-import tensorflow as tf
 
 from deblur.config import load_config
 from deblur.data.demo import ensure_demo_dataset
 from deblur.data.pairs import preflight
 from deblur.data.pipeline import PipelineOptions, train_dataset
 from deblur.model import build_generator
+from deblur.timings.flops import matmul_rate
 from deblur.training.precision import choose_precision, set_policy
 from deblur.training.trainer import train
 
@@ -99,18 +98,6 @@ def keras_fit(precision: str, steps: int) -> dict:
     return {"images_per_second": config.data.batch_size / statistics.mean(durations)}
 
 
-def peak_matmul_gflops(dtype: str, size: int = 2048, repeats: int = 10) -> float:
-    a = tf.cast(tf.random.uniform((size, size)), dtype)
-    b = tf.cast(tf.random.uniform((size, size)), dtype)
-    matmul = tf.function(tf.matmul)
-    for _ in range(3):
-        np.asarray(matmul(a, b))
-    started = time.perf_counter()
-    for _ in range(repeats):
-        np.asarray(matmul(a, b))
-    return 2 * size**3 * repeats / (time.perf_counter() - started) / 1e9
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--steps", type=int, default=20, help="timed steps per measurement")
@@ -121,7 +108,7 @@ def main() -> None:
     print(f"auto precision here: {auto.policy} ({auto.reason})")
     figures = {}
     mixed_dtype = keras.DTypePolicy(auto.policy).compute_dtype
-    figures["peak_gflops"] = {dtype: peak_matmul_gflops(dtype) for dtype in sorted({"float32", mixed_dtype})}
+    figures["peak_gflops"] = {dtype: matmul_rate(dtype).gflops for dtype in sorted({"float32", mixed_dtype})}
     ceiling = figures["peak_gflops"][mixed_dtype] / figures["peak_gflops"]["float32"]
     print("peak matmul: " + ", ".join(f"{k} {v:.0f} GFLOP/s" for k, v in figures["peak_gflops"].items()))
     figures["float32"] = custom_loop("float32", args.steps)

@@ -166,8 +166,8 @@ def predict(
     out: Annotated[Path, typer.Option(help="Output folder; <name>.<format> per input.")] = Path("deblurred"),
     fmt: Annotated[OutputFormat, typer.Option("--format", help="Output format.")] = OutputFormat.png,
     tile: Annotated[
-        int, typer.Option(min=32, help="Largest tile side, a multiple of 4, for images over 512x512 pixels.")
-    ] = 512,
+        int, typer.Option(min=32, help="Largest tile side, a multiple of 4, for images over a megapixel.")
+    ] = 1024,
     overlap: Annotated[int, typer.Option(min=0, help="Pixels shared by neighbouring tiles, blended.")] = 64,
     side_by_side: Annotated[
         bool, typer.Option("--side-by-side", help="Also write <name>_side_by_side: blurry | deblurred.")

@@ -85,6 +85,42 @@ class CropToMatch(layers.Layer):
         return (image_shape[0], reference_shape[1], reference_shape[2], image_shape[3])
 
 
+@keras.saving.register_keras_serializable(package="deblur")
+class InstanceNormalization(layers.Layer):
+    """Normalizes each channel of each image over height and width, then scales and shifts it per channel.
+
+    The same function as `GroupNormalization(groups=-1)` (weights `gamma`, `beta` in the same order), built for
+    speed under mixed precision: the statistics are computed in float32, but the normalized output is one
+    multiply-add in the compute dtype, with no reshape into groups and no float32 copy of the output.
+
+    Args:
+        epsilon: added to the variance before the square root.
+
+    Example:
+        >>> InstanceNormalization()(keras.ops.ones((2, 8, 8, 16))).shape
+        (2, 8, 8, 16)
+    """
+
+    def __init__(self, epsilon: float = 1e-5, **kwargs):
+        super().__init__(**kwargs)
+        self.epsilon = epsilon
+
+    def build(self, input_shape):
+        channels = input_shape[-1]
+        self.gamma = self.add_weight(shape=(channels,), initializer="ones", name="gamma")
+        self.beta = self.add_weight(shape=(channels,), initializer="zeros", name="beta")
+
+    def call(self, inputs):
+        # bfloat16 sums lose the mean of a large image to rounding: statistics in float32.
+        mean, variance = ops.moments(ops.cast(inputs, "float32"), axes=(1, 2), keepdims=True)
+        scale = ops.cast(self.gamma, "float32") * ops.rsqrt(variance + self.epsilon)
+        shift = ops.cast(self.beta, "float32") - mean * scale
+        return inputs * ops.cast(scale, inputs.dtype) + ops.cast(shift, inputs.dtype)
+
+    def get_config(self):
+        return {**super().get_config(), "epsilon": self.epsilon}
+
+
 # === Network ===
 
 
@@ -103,7 +139,7 @@ def build_generator(
     Args:
         width: channels of the first convolution; the residual blocks run at `4 * width`.
         blocks: number of residual blocks.
-        norm: "instance" (GroupNormalization with one group per channel), "batch" or "none".
+        norm: "instance" (per image and channel, `InstanceNormalization`), "batch" or "none".
         dropout: dropout rate inside the residual blocks (0 disables it).
         zero_init_output: start the last convolution at zero, so the untrained network returns its input;
             training then only has to learn the correction, which it does much faster.
@@ -121,7 +157,7 @@ def build_generator(
 
     def norm_layer(x, label):
         if norm == "instance":
-            return layers.GroupNormalization(groups=-1, epsilon=1e-5, dtype=dtype, name=f"{label}_norm")(x)
+            return InstanceNormalization(epsilon=1e-5, dtype=dtype, name=f"{label}_norm")(x)
         if norm == "batch":
             return layers.BatchNormalization(dtype=dtype, name=f"{label}_norm")(x)
         return x
@@ -157,7 +193,9 @@ def build_generator(
 
     x = ReflectionPad2D(3, dtype=dtype, name="tail_pad")(x)
     init = "zeros" if zero_init_output else "glorot_uniform"
-    x = layers.Conv2D(3, 7, padding="valid", kernel_initializer=init, dtype="float32", name="tail_conv")(x)
+    # The tail conv runs in the compute dtype (bfloat16 halves its time, measured): only the residual is rounded,
+    # to about 0.4% of itself, well under one 8-bit level; the image added back below stays float32.
+    x = layers.Conv2D(3, 7, padding="valid", kernel_initializer=init, dtype=dtype, name="tail_conv")(x)
     residual = layers.Activation("tanh", dtype="float32", name="tail_tanh")(x)
     sharp = layers.Add(dtype="float32", name="global_skip")([padded, residual])
     sharp = layers.ReLU(max_value=1.0, dtype="float32", name="clip_to_range")(sharp)

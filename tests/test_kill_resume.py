@@ -6,9 +6,11 @@ import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import keras
 import pytest
+import tensorflow as tf
 
 import deblur.model  # noqa: F401  registers the layers for loading
 
@@ -29,7 +31,9 @@ def test_sigkill_then_rerun_loses_nothing(tmp_path):
     ]
     killed = subprocess.Popen(command, env=os.environ, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 120
-    while not list((out / "checkpoints").glob("ckpt-*.index")):
+    # The manager writes ckpt-N.index, then the `checkpoint` pointer file: a kill between the two leaves nothing
+    # to resume from, so wait until the pointer names a checkpoint.
+    while not _checkpoint_recorded(out / "checkpoints"):
         assert killed.poll() is None, "the run ended before its first checkpoint"
         assert time.monotonic() < deadline
         time.sleep(0.02)
@@ -46,3 +50,8 @@ def test_sigkill_then_rerun_loses_nothing(tmp_path):
     assert rows[-1]["step"] == 90
     keras.saving.load_model(out / "model.keras", safe_mode=True)
     assert not [p.name for p in out.iterdir() if p.name.startswith(".")]  # no temporary file left behind
+
+
+def _checkpoint_recorded(folder: Path) -> bool:
+    """True once the manager's pointer file names a checkpoint whose index is on disk (what resuming reads)."""
+    return folder.is_dir() and tf.train.latest_checkpoint(str(folder)) is not None

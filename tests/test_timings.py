@@ -44,10 +44,12 @@ def test_writes_json_and_chart(smoke_run):
         assert stage.keys() >= STAGE_KEYS
         if stage["skipped"] is None:
             assert stage["images_per_second"] > 0 and stage["step_ms_p90"] >= stage["step_ms_median"] > 0
+            assert stage["gflops"] > 0 and 0 < stage["matmul_share"] < 5
             assert stage["timed_steps"] == 2 or stage["name"] == "steps-per-call"
         else:
             assert isinstance(stage["skipped"], str) and stage["skipped"].strip()
             assert stage["images_per_second"] is None and stage["speedup"] is None
+    assert report["matmul_gflops"]["float32"] > 0  # measured in the same run
     first = report["stages"][0]
     assert first["speedup"] == pytest.approx(1.0)
     assert [loader["name"] for loader in report["pipeline"]] == ["keras-sequence", "tf.data", "tf.data-optimized"]
@@ -65,6 +67,7 @@ def test_no_gpu_here_so_multi_gpu_is_skipped_with_a_reason(smoke_run):
 def test_prints_the_table(smoke_run):
     _, result = smoke_run
     assert "speedup" in result.output and "5x200 time" in result.output and "patches/s" in result.output
+    assert "GFLOP/s" in result.output and "of matmul" in result.output
 
 
 def test_refuses_to_overwrite_earlier_results(smoke_run):

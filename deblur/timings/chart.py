@@ -54,9 +54,10 @@ def _stage_bars(axis, report: TimingsReport) -> None:
             label = label if len(label) < 70 else label[:67] + "..."
             axis.text(longest * 0.01, bar.get_y() + bar.get_height() / 2, label, va="center", fontsize=8)
         else:
-            label = f" {report.equivalent_seconds(stage):.0f} s  ({stage.speedup:.2f}x)"
+            share = "" if stage.matmul_share is None else f", {stage.matmul_share:.0%} of matmul"
+            label = f" {report.equivalent_seconds(stage):.0f} s  ({stage.speedup:.2f}x{share})"
             axis.text(bar.get_width(), bar.get_y() + bar.get_height() / 2, label, va="center", fontsize=9)
-    axis.set_xlim(0, longest * 1.3)
+    axis.set_xlim(0, longest * 1.45)
     axis.set_xlabel(f"seconds for {report.equivalent_workload} (lower is better)")
     axis.set_title("time per stage, each adding one optimization", fontsize=10)
 

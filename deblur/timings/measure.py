@@ -59,6 +59,8 @@ class StageResult:
     settings: dict
     replicas: int = 1
     timed_steps: int = 0
+    gflops: float | None = None  # the model's training arithmetic per second (3x the forward pass)
+    matmul_share: float | None = None  # of the matmul rate in the stage's compute dtype, measured in the same run
 
 
 def skipped_result(stage: Stage) -> StageResult:

@@ -11,12 +11,12 @@ def _number(value: float | None, fmt: str) -> str:
 
 
 def stage_table(report: TimingsReport) -> str:
-    header = ("stage", "img/s", "median ms", "p90 ms", "input wait", "speedup", "5x200 time")
+    header = ("stage", "img/s", "median ms", "p90 ms", "input wait", "speedup", "5x200 time", "GFLOP/s", "of matmul")
     rows = []
     notes = []
     for stage in report.stages:
         if stage.skipped:
-            rows.append((stage.name, "skipped", "", "", "", "", ""))
+            rows.append((stage.name, "skipped", "", "", "", "", "", "", ""))
             notes.append(f"{stage.name}: {stage.skipped}")
             continue
         wait = None if stage.input_wait_fraction is None else 100 * stage.input_wait_fraction
@@ -30,9 +30,14 @@ def stage_table(report: TimingsReport) -> str:
                 "in graph" if wait is None else f"{wait:.1f}%",
                 _number(stage.speedup, ".2f") + "x",
                 _number(seconds, ".0f") + " s",
+                _number(stage.gflops, ".0f"),
+                "-" if stage.matmul_share is None else f"{100 * stage.matmul_share:.0f}%",
             )
         )
     lines = aligned_table(header, rows)
+    if report.matmul:
+        rates = ", ".join(f"{dtype} {rate.gflops:.0f} GFLOP/s" for dtype, rate in report.matmul.items())
+        lines.append(f"  of matmul: a share of this device's {rates} (2048x2048 matmul, this run)")
     return "\n".join(lines + [f"  skipped {note}" for note in notes])
 
 

@@ -12,16 +12,19 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+import keras
 import tensorflow as tf
 
 from deblur.config import Config
 from deblur.data.demo import ensure_demo_dataset
 from deblur.data.pairs import preflight
 from deblur.files import atomic_write_text
+from deblur.model import build_generator
 from deblur.timings.device import describe_device
+from deblur.timings.flops import TRAIN_FLOPS_PER_FORWARD, MatmulRate, forward_flops_per_pixel, matmul_rate
 from deblur.timings.loaders import LOADERS, LoaderResult, measure_loader
 from deblur.timings.measure import StageResult, Workload, measure_stage, skipped_result
-from deblur.timings.stages import plan_stages, select_stages
+from deblur.timings.stages import Stage, plan_stages, select_stages
 from deblur.training.errors import error_reason
 from deblur.training.precision import choose_precision
 
@@ -65,6 +68,7 @@ class TimingsReport:
     stages: list[StageResult]
     pipeline: list[LoaderResult]
     equivalent_workload: str
+    matmul: dict[str, MatmulRate] = field(default_factory=dict)  # by compute dtype
     created: str = field(default_factory=lambda: time.strftime("%Y-%m-%dT%H:%M:%S%z"))
 
     def to_json(self) -> dict:
@@ -81,6 +85,7 @@ class TimingsReport:
             "equivalent_workload": self.equivalent_workload,
             "stages": stages,
             "pipeline": [asdict(loader) for loader in self.pipeline],
+            "matmul_gflops": {dtype: round(rate.gflops, 1) for dtype, rate in self.matmul.items()},
             "created": self.created,
         }
 
@@ -94,6 +99,10 @@ class TimingsReport:
         if stage.images_per_second is None:
             return None
         return ARTICLE_STEPS * self.settings["batch_size"] / stage.images_per_second
+
+
+def compute_dtype(stage: Stage) -> str:
+    return keras.DTypePolicy(stage.setup.policy).compute_dtype
 
 
 def check_outputs(out: Path, overwrite: bool) -> None:
@@ -165,7 +174,15 @@ def run_timings(
         loaders.append(loader)
 
     results: list[StageResult] = []
+    rates: dict[str, MatmulRate] = {}
     if not pipeline_only:
+        train_flops = TRAIN_FLOPS_PER_FORWARD * forward_flops_per_pixel(build_generator(**asdict(config.model)))
+        settings["train_flops_per_image"] = train_flops * preset.patch_size**2
+        # The hardware's own rate in each precision the stages compute in, measured before them, so that every
+        # stage can be read as a share of it on any machine.
+        for dtype in sorted({compute_dtype(stage) for stage in planned if not stage.skipped}):
+            rates[dtype] = matmul_rate(dtype)
+            log(f"matmul rate, {dtype}: {rates[dtype].gflops:.0f} GFLOP/s")
         for stage in planned:
             if stage.skipped:
                 log(f"stage {stage.name}: skipped ({stage.skipped})")
@@ -180,7 +197,14 @@ def run_timings(
                 results.append(skipped_result(stage))
                 results[-1].skipped = f"failed on this machine: {reason}"
                 continue
-            log(f"stage {stage.name}: {result.images_per_second:.2f} img/s, median step {result.step_ms_median:.0f} ms")
+            rate = rates[compute_dtype(stage)]
+            result.gflops = settings["train_flops_per_image"] * result.images_per_second / 1e9
+            result.matmul_share = result.gflops / (rate.gflops * result.replicas)  # each replica has a device
+            log(
+                f"stage {stage.name}: {result.images_per_second:.2f} img/s, median step "
+                f"{result.step_ms_median:.0f} ms, {result.gflops:.0f} GFLOP/s "
+                f"({result.matmul_share:.0%} of the matmul rate)"
+            )
             results.append(result)
         baseline = next((r for r in results if r.images_per_second), None)
         for result in results:
@@ -195,6 +219,7 @@ def run_timings(
         results,
         loaders,
         equivalent_workload=f"{ARTICLE_STEPS} steps (5 epochs x 200) of batch {preset.batch_size}",
+        matmul=rates,
     )
     out.mkdir(parents=True, exist_ok=True)
     atomic_write_text(out / "timings.json", json.dumps(report.to_json(), indent=2) + "\n")

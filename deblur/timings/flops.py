@@ -1,0 +1,63 @@
+"""Arithmetic rates: what the model costs per pixel, and what the machine's own matmul reaches in the same run.
+
+A speed means little across machines; a speed as a share of the hardware's matmul rate in the same precision,
+measured minutes apart on the same machine, can be read anywhere.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+import keras
+import numpy as np
+import tensorflow as tf
+
+# A training step is the forward pass, the gradient with respect to the activations and the gradient with respect
+# to the weights: each about as much arithmetic as the forward pass.
+TRAIN_FLOPS_PER_FORWARD = 3
+
+
+@dataclass(frozen=True)
+class MatmulRate:
+    dtype: str
+    gflops: float  # the best of several timed runs
+
+
+def matmul_rate(dtype: str, *, size: int = 2048, repeats: int = 10, runs: int = 3) -> MatmulRate:
+    """TensorFlow's own `size`x`size` matmul in a `tf.function`, in `dtype`, on the default device."""
+    a = tf.cast(tf.random.uniform((size, size)), dtype)
+    b = tf.cast(tf.random.uniform((size, size)), dtype)
+    matmul = tf.function(tf.linalg.matmul)
+    np.asarray(matmul(a, b))  # trace and warm up
+    best = float("inf")
+    for _ in range(runs):
+        started = time.perf_counter()
+        for _ in range(repeats):
+            product = matmul(a, b)
+        np.asarray(product)  # a read-back: the device has finished
+        best = min(best, (time.perf_counter() - started) / repeats)
+    return MatmulRate(dtype, 2 * size**3 / best / 1e9)
+
+
+def forward_flops_per_pixel(model: keras.Model, probe: int = 64) -> float:
+    """Floating-point operations (2 per multiply-add) of the model's convolutions per input pixel.
+
+    Counted from the output shapes of every `Conv2D` on a `probe`x`probe` input, so any width, depth or
+    resolution change of the network is counted as it is built.
+    """
+    convs = [layer for layer in model.layers if isinstance(layer, keras.layers.Conv2D)]
+    probe_model = keras.Model(model.input, [layer.output for layer in convs])
+    outputs = probe_model(np.zeros((1, probe, probe, 3), dtype="float32"), training=False)
+    flops = 0.0
+    for layer, output in zip(convs, outputs, strict=True):
+        kernel_h, kernel_w, channels_in, channels_out = layer.kernel.shape
+        positions = output.shape[1] * output.shape[2]
+        flops += 2.0 * positions * kernel_h * kernel_w * channels_in * channels_out
+    return flops / probe**2
+
+
+def achieved(flops: float, seconds: float, rate: MatmulRate | None) -> tuple[float, float | None]:
+    """(GFLOP/s, share of the matmul rate) for `flops` done in `seconds`."""
+    gflops = flops / seconds / 1e9
+    return gflops, (gflops / rate.gflops if rate else None)
