@@ -1,3 +1,3 @@
-from deblur.cli import app
+from deblur.cli import run
 
-app(prog_name="deblur")
+run()

@@ -10,6 +10,7 @@ from typing import Annotated
 import typer
 from tqdm import tqdm
 
+from deblur.console import hide_native_noise
 from deblur.imageio import DEFAULT_MAX_PIXELS  # light: Pillow and NumPy only
 
 # TensorFlow's C++ INFO and WARNING lines drown the command's own output; set the variable to see them.
@@ -298,30 +299,68 @@ data_app = typer.Typer(help="Make and check datasets.", no_args_is_help=True)
 app.add_typer(data_app, name="data")
 
 
+class BlurName(str, Enum):
+    kernel = "kernel"
+    motion = "motion"
+
+
 @data_app.command("synth")
 def data_synth(
     src: Annotated[Path, typer.Option(help="Folder of sharp photos (searched recursively).")],
     out: Annotated[Path, typer.Option(help="New folder for the pairs, in GOPRO's layout.")],
-    per_image: Annotated[int, typer.Option(min=1, help="Blurry versions of each photo.")] = 4,
-    seed: Annotated[int, typer.Option(help="Makes the kernels and noise reproducible.")] = 0,
+    config: Annotated[
+        str | None,
+        typer.Option(
+            "--config",
+            "-c",
+            help="Take the blur recipe (data.synth) from this config, e.g. pretrained; the options "
+            "below override it. Default: the built-in recipe (kernel blur, 3-11 px, noise 0.01, 4 per photo).",
+        ),
+    ] = None,
+    per_image: Annotated[int | None, typer.Option(min=1, help="Blurry versions of each photo.")] = None,
+    seed: Annotated[int | None, typer.Option(help="Makes the blur and noise reproducible.")] = None,
+    blur: Annotated[
+        BlurName | None,
+        typer.Option(help="kernel: one shake kernel over the photo; motion: the photo moved along a camera path."),
+    ] = None,
+    min_length: Annotated[float | None, typer.Option(min=0.5, help="Shortest camera-shake path, in pixels.")] = None,
+    max_length: Annotated[float | None, typer.Option(min=0.5, help="Longest camera-shake path, in pixels.")] = None,
+    max_rotation: Annotated[
+        float | None, typer.Option(min=0.0, help="Motion blur: largest camera roll over the exposure, degrees.")
+    ] = None,
+    max_zoom: Annotated[
+        float | None, typer.Option(min=0.0, help="Motion blur: largest change of scale over the exposure (0.02).")
+    ] = None,
+    linear_light: Annotated[
+        bool | None, typer.Option("--linear-light/--no-linear-light", help="Blur in linear light (gamma 2.2).")
+    ] = None,
+    noise: Annotated[float | None, typer.Option(min=0.0, max=0.5, help="Gaussian noise std, in [0, 1] units.")] = None,
     val_fraction: Annotated[
         float, typer.Option(min=0.0, max=0.99, help="Share of the photos held out in test/ for validation.")
     ] = 0.1,
-    min_length: Annotated[float, typer.Option(min=0.5, help="Shortest camera-shake path, in pixels.")] = 3.0,
-    max_length: Annotated[float, typer.Option(min=0.5, help="Longest camera-shake path, in pixels.")] = 11.0,
-    noise: Annotated[float, typer.Option(min=0.0, max=0.5, help="Gaussian noise std, in [0, 1] units.")] = 0.01,
     max_side: Annotated[
         int | None, typer.Option(min=16, help="Scale photos down to this longer side first (e.g. 1280).")
     ] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bars.")] = False,
 ) -> None:
     """Make blurry/sharp training pairs from any folder of sharp photos, with random camera-shake blur."""
-    from deblur.config import ConfigError, SynthConfig
-    from deblur.data.make_pairs import synthesize_pairs
+    from deblur.config import ConfigError
+    from deblur.data.make_pairs import synth_recipe, synthesize_pairs
     from deblur.data.pairs import DatasetError
 
     try:
-        synth = SynthConfig(min_length, max_length, noise, per_image, seed)
+        synth = synth_recipe(
+            config,
+            pairs_per_photo=per_image,
+            seed=seed,
+            blur=blur.value if blur else None,
+            min_length=min_length,
+            max_length=max_length,
+            max_rotation=max_rotation,
+            max_zoom=max_zoom,
+            linear_light=linear_light,
+            noise=noise,
+        )
         report = synthesize_pairs(
             src, out, synth, val_fraction=val_fraction, max_side=max_side, progress=not quiet, log=typer.echo
         )
@@ -412,3 +451,9 @@ def evaluate(
     if out is not None:
         atomic_write_text(out, json.dumps(report.to_json(), indent=2) + "\n")
         typer.echo(f"wrote {out}")
+
+
+def run() -> None:
+    """The `deblur` command: the app, with TensorFlow's native start-up lines filtered from the terminal."""
+    hide_native_noise()
+    app(prog_name="deblur")

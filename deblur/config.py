@@ -47,8 +47,14 @@ class SynthConfig:
     min_length: float = 3.0  # extent of the shake trajectory, in pixels
     max_length: float = 11.0
     noise: float = 0.01  # std of Gaussian noise added to the blurry image, in [0, 1] units
-    pairs_per_photo: int = 4  # different kernels per source photo
+    pairs_per_photo: int = 4  # different blurs per source photo
     seed: int = 0
+    # kernel: one shake kernel convolved over the whole photo (uniform blur, its kernel saved with the pair);
+    # motion: the photo moved along a camera path and averaged, GOPRO's recipe (blur that varies across the photo)
+    blur: str = "kernel"
+    linear_light: bool = False  # blur in linear light (gamma 2.2), as light adds up in a sensor
+    max_rotation: float = 0.0  # motion: the largest camera roll over the exposure, in degrees
+    max_zoom: float = 0.0  # motion: the largest change of scale over the exposure (0.02 = 2%)
 
     def __post_init__(self) -> None:
         # Floats stay floats whether written 7 or 7.0: the demo dataset's folder name hashes these values.
@@ -58,6 +64,12 @@ class SynthConfig:
             raise ConfigError("data.synth.max_length must be >= data.synth.min_length")
         _check_range("data.synth.noise", self.noise, 0.0, 0.5)
         _check_positive("data.synth.pairs_per_photo", self.pairs_per_photo)
+        _check_choice("data.synth.blur", self.blur, ("kernel", "motion"))
+        self.max_rotation, self.max_zoom = float(self.max_rotation), float(self.max_zoom)
+        _check_range("data.synth.max_rotation", self.max_rotation, 0.0, 45.0)
+        _check_range("data.synth.max_zoom", self.max_zoom, 0.0, 0.5)
+        if self.blur == "kernel" and (self.max_rotation or self.max_zoom):
+            raise ConfigError("data.synth.max_rotation and max_zoom need data.synth.blur=motion (a kernel is uniform)")
 
 
 @dataclass
@@ -135,7 +147,7 @@ class Config:
 
 # === Loading and saving ===
 
-SHIPPED = ("demo", "gopro", "smoke")
+SHIPPED = ("demo", "gopro", "pretrained", "smoke")
 
 
 def shipped_config_path(name: str) -> Path:
@@ -144,7 +156,7 @@ def shipped_config_path(name: str) -> Path:
 
 
 def load_config(path: str | Path | None = None, overrides: list[str] | None = None) -> Config:
-    """Load a config file (or a shipped config by name: demo, gopro, smoke) and apply `key=value` overrides.
+    """Load a config file (or a shipped config by name: demo, gopro, pretrained, smoke) and apply `key=value` overrides.
 
     `path=None` loads the embedded default, `demo`. Unknown keys, wrong types and bad values raise
     `ConfigError` naming the file and key.

@@ -1,5 +1,6 @@
 """The thin scripts in data_scripts/, run as a user would, on fake trees."""
 
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -37,6 +38,20 @@ def test_make_synthetic_pairs_script(tmp_path):
     )
     assert result.returncode == 0, result.stderr
     assert len(list((tmp_path / "pairs" / "train" / "a" / "blur").iterdir())) == 2
+
+
+def test_make_synthetic_pairs_script_is_the_command():
+    # The script runs `deblur data synth`: the same options and defaults, so the two cannot drift apart.
+    script = run_script("make_synthetic_pairs.py", "--help")
+    command = subprocess.run(
+        [sys.executable, "-m", "deblur", "data", "synth", "--help"], capture_output=True, text=True
+    )
+    assert script.returncode == 0 and command.returncode == 0
+
+    def options(text):
+        return sorted(set(re.findall(r"--[a-z][a-z-]+", text)))
+
+    assert options(script.stdout) == options(command.stdout) and "--max-rotation" in options(script.stdout)
 
 
 def test_gopro_as_unpacked_is_ready(tmp_path):

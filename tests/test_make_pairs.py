@@ -1,3 +1,5 @@
+from dataclasses import replace
+
 import numpy as np
 import pytest
 from helpers import smoke_config, write_image
@@ -5,7 +7,7 @@ from PIL import Image
 from typer.testing import CliRunner
 
 from deblur.cli import app
-from deblur.config import SynthConfig
+from deblur.config import ConfigError, SynthConfig, load_config
 from deblur.data.demo import load_photo
 from deblur.data.make_pairs import synthesize_pairs
 from deblur.data.pairs import DatasetError, preflight
@@ -109,3 +111,40 @@ def test_synthetic_pairs_train(tmp_path):
         smoke_config(f"data.root={out}", "train.epochs=1"), tmp_path / "run", progress=False, log=lambda _: None
     )
     assert result.model_path.is_file() and result.metrics[0]["val_psnr"] > 10
+
+
+def test_recipe_from_a_config_with_overrides(tmp_path):
+    src = make_photos(tmp_path / "photos", names=("astronaut", "camera"))
+    out = tmp_path / "pairs"
+    result = runner.invoke(
+        app,
+        [
+            "data",
+            "synth",
+            "--src",
+            str(src),
+            "--out",
+            str(out),
+            "-c",
+            "pretrained",
+            "--per-image",
+            "1",
+            "--max-length",
+            "20",
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    assert "wrote 2 pairs from 2 photos" in result.output
+    # The pretrained recipe is motion blur: no single kernel to save.
+    assert not list(out.rglob("kernel")) and len(list(out.rglob("blur/000.png"))) == 2
+
+
+def test_recipe_defaults_are_the_config_defaults():
+    from deblur.data.make_pairs import synth_recipe
+
+    assert synth_recipe() == SynthConfig()
+    assert synth_recipe("pretrained", noise=None, max_length=9) == replace(
+        load_config("pretrained").data.synth, max_length=9.0
+    )
+    with pytest.raises(ConfigError, match="blur=motion"):
+        synth_recipe(max_rotation=1.0)  # the built-in recipe is kernel blur

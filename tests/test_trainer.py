@@ -7,10 +7,10 @@ import tensorflow as tf
 import yaml
 from helpers import make_flat_dataset, smoke_config, write_image
 
-from deblur.config import config_to_dict
+from deblur.config import SynthConfig, config_to_dict
+from deblur.data.degrade import degrade
 from deblur.data.demo import load_photo
 from deblur.data.pairs import DatasetError
-from deblur.data.synth import make_blurry
 from deblur.model import build_generator
 from deblur.training import trainer
 from deblur.training.checkpoints import RunFolder, RunFolderError, read_metrics, weights_fingerprint
@@ -54,7 +54,7 @@ def test_smoke_run_writes_model_config_and_metrics(tmp_path):
 def single_pair_dataset(root):
     """One 48x48 photo crop and a blurred copy: a problem a tiny model can visibly learn in a few steps."""
     sharp = load_photo("astronaut")[100:148, 200:248]
-    blurry, _ = make_blurry(sharp, np.random.default_rng(0), 4, 6, 0.0)
+    blurry, _ = degrade(sharp, np.random.default_rng(0), SynthConfig(4, 6, noise=0.0))
     write_image(root / "blur" / "a.png", blurry)
     write_image(root / "sharp" / "a.png", sharp)
     return root

@@ -16,7 +16,7 @@ import numpy as np
 from PIL import Image
 
 from deblur.config import SynthConfig
-from deblur.data.synth import make_blurry
+from deblur.data.degrade import degrade
 from deblur.files import atomic_dir
 from deblur.paths import data_home
 
@@ -62,15 +62,18 @@ def kernel_file(blurry: Path) -> Path:
 
 
 def write_pairs(sharp: np.ndarray, folder: Path, synth: SynthConfig, rng: np.random.Generator) -> None:
-    """Write `synth.pairs_per_photo` blurry versions of one sharp photo into `folder/{blur,sharp,kernel}`."""
-    for sub in ("blur", "sharp", "kernel"):
+    """Write `synth.pairs_per_photo` blurry versions of one sharp photo into `folder/{blur,sharp}`, with each
+    pair's kernel in `folder/kernel` when the blur has one."""
+    for sub in ("blur", "sharp"):
         (folder / sub).mkdir(parents=True, exist_ok=True)
     for k in range(synth.pairs_per_photo):
-        blurry, kernel = make_blurry(sharp, rng, synth.min_length, synth.max_length, synth.noise)
+        blurry, kernel = degrade(sharp, rng, synth)
         name = f"{k:03d}.png"
         Image.fromarray(blurry).save(folder / "blur" / name)
         Image.fromarray(sharp).save(folder / "sharp" / name)
-        np.save(kernel_file(folder / "blur" / name), kernel)
+        if kernel is not None:
+            kernel_file(folder / "blur" / name).parent.mkdir(exist_ok=True)
+            np.save(kernel_file(folder / "blur" / name), kernel)
 
 
 def ensure_demo_dataset(synth: SynthConfig, *, home: Path | None = None, log=print) -> Path:

@@ -12,6 +12,7 @@ pair can be reproduced (exactly, when noise is 0).
 
 from __future__ import annotations
 
+import dataclasses
 import zlib
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -21,7 +22,7 @@ import numpy as np
 from PIL import Image
 from tqdm import tqdm
 
-from deblur.config import SynthConfig
+from deblur.config import SynthConfig, load_config
 from deblur.data.demo import write_pairs
 from deblur.data.pairs import DatasetError, problem_listing
 from deblur.files import atomic_dir
@@ -34,6 +35,13 @@ class SynthReport:
     train_photos: int
     val_photos: int
     pairs: int
+
+
+def synth_recipe(config: str | Path | None = None, **overrides) -> SynthConfig:
+    """The blur recipe (`data.synth`) of a config, by name or file, or the built-in one when None, with the
+    `overrides` that are not None applied (and checked)."""
+    base = load_config(config).data.synth if config else SynthConfig()
+    return dataclasses.replace(base, **{key: value for key, value in overrides.items() if value is not None})
 
 
 def synthesize_pairs(

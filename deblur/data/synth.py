@@ -69,18 +69,3 @@ def apply_blur(sharp: np.ndarray, kernel: np.ndarray) -> np.ndarray:
     half_h, half_w = kernel.shape[0] // 2, kernel.shape[1] // 2
     padded = np.pad(sharp, ((half_h, half_h), (half_w, half_w), (0, 0)), mode="reflect")
     return fftconvolve(padded, kernel[:, :, None], mode="valid", axes=(0, 1))
-
-
-def make_blurry(
-    sharp: np.ndarray, rng: np.random.Generator, min_length: float, max_length: float, noise: float
-) -> tuple[np.ndarray, np.ndarray]:
-    """Blur an HWC RGB uint8 image with a random shake kernel plus Gaussian noise.
-
-    Returns the blurry image as uint8 and the kernel (float32, sums to 1).
-    """
-    kernel = random_kernel(rng, min_length, max_length)
-    blurred = apply_blur(sharp.astype(np.float32) / 255.0, kernel)
-    if noise:
-        blurred = blurred + rng.normal(0.0, noise, blurred.shape)
-    blurry = np.clip(np.round(blurred * 255.0), 0, 255).astype(np.uint8)
-    return blurry, kernel

@@ -57,7 +57,7 @@ def _stage_bars(axis, report: TimingsReport) -> None:
             share = "" if stage.matmul_share is None else f", {stage.matmul_share:.0%} of matmul"
             label = f" {report.equivalent_seconds(stage):.0f} s  ({stage.speedup:.2f}x{share})"
             axis.text(bar.get_width(), bar.get_y() + bar.get_height() / 2, label, va="center", fontsize=9)
-    axis.set_xlim(0, longest * 1.45)
+    axis.set_xlim(0, longest * 1.6)
     axis.set_xlabel(f"seconds for {report.equivalent_workload} (lower is better)")
     axis.set_title("time per stage, each adding one optimization", fontsize=10)
 

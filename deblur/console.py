@@ -1,0 +1,69 @@
+"""TensorFlow's native start-up lines, kept off the terminal; its real errors still reach it.
+
+TensorFlow's C++ libraries write to file descriptor 2 as they load, before its log level applies: "All log
+messages before absl::InitializeLog()", "oneDNN custom operations are on", "Could not find cuda drivers",
+"failed call to cuInit" on a machine without a GPU, and so on, twice or more per command. They read like
+failures and are not. `hide_native_noise` routes descriptor 2 through a filter that drops those lines only; Python's
+own `sys.stderr` (progress bars, tracebacks, the CLI's errors) is moved to a copy of the real descriptor first, so
+it never passes through the filter.
+"""
+
+from __future__ import annotations
+
+import atexit
+import os
+import re
+import sys
+import threading
+
+NOISE = re.compile(
+    "|".join(
+        [
+            r"All log messages before absl::InitializeLog\(\) is called are written to STDERR",
+            r"oneDNN custom operations are on",
+            r"Could not find cuda drivers on your machine",
+            r"failed call to cuInit",
+            r"oneDNN supports DT_UINT8 only on platforms with AVX-512",
+            r"This TensorFlow binary is optimized to use available CPU instructions",
+            r"To enable the following instructions: .* rebuild TensorFlow",
+            r"Unable to register cu(DNN|FFT|BLAS) factory",
+            r"TF-TRT Warning: Could not find TensorRT",
+        ]
+    )
+)
+
+
+def is_noise(line: str) -> bool:
+    """True for a start-up line of TensorFlow's that reports nothing wrong."""
+    return bool(NOISE.search(line))
+
+
+def hide_native_noise() -> None:
+    """Filter TensorFlow's start-up lines out of this process's descriptor 2 (call once, before importing it)."""
+    if os.environ.get("DEBLUR_NATIVE_LOGS"):  # to see everything, as it was
+        return
+    try:
+        sys.stderr.flush()
+        real = os.dup(2)
+        read_end, write_end = os.pipe()
+    except (OSError, AttributeError, ValueError):  # no usable descriptor 2: nothing to filter
+        return
+    sys.stderr = open(os.dup(real), "w", buffering=1, encoding="utf-8", errors="backslashreplace")  # noqa: SIM115
+    os.dup2(write_end, 2)
+    os.close(write_end)
+    copier = threading.Thread(target=_copy_lines, args=(read_end, real), daemon=True)
+    copier.start()
+
+    def restore() -> None:
+        # Native code may still write after this: point descriptor 2 back at the terminal, then drain the pipe.
+        os.dup2(real, 2)
+        copier.join(timeout=2)
+
+    atexit.register(restore)
+
+
+def _copy_lines(read_end: int, real: int) -> None:
+    with open(read_end, "rb") as pipe:
+        for raw in pipe:
+            if not is_noise(raw.decode("utf-8", "replace")):
+                os.write(real, raw)

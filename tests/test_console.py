@@ -1,0 +1,60 @@
+"""TensorFlow's native start-up lines stay off the terminal; anything else written to descriptor 2 gets through."""
+
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from deblur.console import is_noise
+
+NOISE_LINES = [
+    "WARNING: All log messages before absl::InitializeLog() is called are written to STDERR",
+    "I0000 00:00:1795320925.030877    8043 port.cc:153] oneDNN custom operations are on. You may see slightly",
+    "I0000 00:00:1795320925.035063    8043 cudart_stub.cc:31] Could not find cuda drivers on your machine, GPU",
+    "E0000 00:00:1795320927.950479    8043 cuda_platform.cc:52] failed call to cuInit: INTERNAL: CUDA error",
+    "E0000 00:00:1795320469.204167    6831 util.cc:131] oneDNN supports DT_UINT8 only on platforms with AVX-512.",
+]
+GENUINE = "E0000 00:00:1795320469.204167    6831 bfc_allocator.cc:1] OOM when allocating tensor with shape[4,256]"
+
+
+@pytest.mark.parametrize("line", NOISE_LINES)
+def test_start_up_lines_are_noise(line):
+    assert is_noise(line)
+
+
+def test_errors_are_not_noise():
+    assert not is_noise(GENUINE)
+    assert not is_noise("Traceback (most recent call last):")
+
+
+def test_filter_drops_noise_and_keeps_the_rest_written_natively():
+    program = textwrap.dedent(
+        f"""
+        import os, sys
+        from deblur.console import hide_native_noise
+        hide_native_noise()
+        os.write(2, {NOISE_LINES[1]!r}.encode() + b"\\n" + {GENUINE!r}.encode() + b"\\n")
+        print("from python", file=sys.stderr)
+        """
+    )
+    result = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    assert result.stderr.splitlines() == ["from python", GENUINE] or result.stderr.splitlines() == [
+        GENUINE,
+        "from python",
+    ]
+
+
+@pytest.mark.slow
+def test_a_command_prints_no_start_up_noise(tmp_path):
+    env = {k: v for k, v in os.environ.items() if k != "TF_CPP_MIN_LOG_LEVEL"}  # as a user has it: unset
+    command = [sys.executable, "-m", "deblur", "train", "--config", "smoke", "--out", str(tmp_path / "run"), "-q"]
+    result = subprocess.run(
+        [*command, "--epochs", "1", "--steps-per-epoch", "1"], capture_output=True, text=True, env=env, timeout=300
+    )
+    assert result.returncode == 0, result.stderr
+    assert "saved" in result.stdout
+    assert [line for line in result.stderr.splitlines() if is_noise(line)] == []
+    assert "absl::InitializeLog" not in result.stderr and "cuInit" not in result.stderr

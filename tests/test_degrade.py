@@ -1,0 +1,83 @@
+"""Synthetic blurry photos: kernel blur (uniform) and motion blur (the photo moved along a camera path)."""
+
+import numpy as np
+import pytest
+
+from deblur.config import ConfigError, SynthConfig
+from deblur.data.degrade import degrade
+from deblur.data.motion import camera_path, motion_blur
+from deblur.data.synth import apply_blur
+
+
+def detail(image: np.ndarray) -> float:
+    return float(np.abs(np.diff(image.astype(float), axis=1)).mean())
+
+
+@pytest.fixture
+def sharp():
+    return np.random.default_rng(5).integers(0, 256, (64, 80, 3), dtype=np.uint8)
+
+
+@pytest.mark.parametrize(
+    "synth",
+    [
+        SynthConfig(5, 9, 0.01),
+        SynthConfig(5, 9, 0.01, linear_light=True),
+        SynthConfig(5, 9, 0.01, blur="motion", linear_light=True, max_rotation=2.0, max_zoom=0.02),
+    ],
+    ids=["kernel", "kernel-linear", "motion"],
+)
+def test_reproducible_and_blurs(sharp, synth):
+    a, kernel_a = degrade(sharp, np.random.default_rng(7), synth)
+    b, kernel_b = degrade(sharp, np.random.default_rng(7), synth)
+    assert a.dtype == np.uint8 and a.shape == sharp.shape
+    np.testing.assert_array_equal(a, b)
+    assert (kernel_a is None) == (synth.blur == "motion")
+    if kernel_a is not None:
+        np.testing.assert_array_equal(kernel_a, kernel_b)
+    # Blur removes high frequencies: neighbouring pixels become much more alike.
+    assert detail(a) < 0.6 * detail(sharp)
+
+
+def test_kernel_blur_is_the_convolution_then_rounding(sharp):
+    blurry, kernel = degrade(sharp, np.random.default_rng(3), SynthConfig(5, 9, noise=0.0))
+    expected = np.clip(np.round(apply_blur(sharp.astype(np.float32) / 255.0, kernel) * 255), 0, 255)
+    np.testing.assert_array_equal(blurry, expected)
+
+
+def test_pure_translation_motion_equals_its_kernel():
+    # With neither roll nor zoom, every pixel moves alike: averaging shifted copies is a convolution. A path of
+    # whole-pixel steps to the right makes a box kernel, so the result is a moving average along each row.
+    image = np.random.default_rng(0).random((20, 40, 3)).astype(np.float32)
+    frames = [(0.0, 1.0, complex(dx, 0), 0j) for dx in (-2, -1, 0, 1, 2)]
+    blurred = motion_blur(image, frames, linear=False)
+    box = np.zeros((5, 5), dtype=np.float32)
+    box[2, :] = 0.2
+    np.testing.assert_allclose(blurred[:, 3:-3], apply_blur(image, box)[:, 3:-3], atol=1e-5)
+
+
+def test_motion_path_is_centred_on_its_middle_frame():
+    frames = camera_path(np.random.default_rng(1), 21.0, 3.0, 0.05, (100, 150))
+    angles = np.array([f[0] for f in frames])
+    shifts = np.array([f[2] for f in frames])
+    assert len(frames) >= 21 / 0.75  # frames close enough together to look continuous
+    assert abs(angles[0] + angles[-1]) < 1e-9 and np.ptp(angles) <= np.radians(3.0) + 1e-9
+    middle = len(frames) // 2
+    assert min(abs(shifts[middle]), abs(shifts[middle - 1])) < 1.0  # the sharp photo is the middle frame
+    assert 15 < max(np.ptp(shifts.real), np.ptp(shifts.imag)) <= 21.0 + 1e-6
+
+
+def test_roll_blurs_the_far_side_more_than_the_centre():
+    # A roll about the middle of the left edge moves the right side most: blur that varies across the photo.
+    image = np.random.default_rng(2).random((60, 200, 3)).astype(np.float32)
+    frames = [(np.radians(a), 1.0, 0j, complex(0, 30)) for a in np.linspace(-3, 3, 41)]
+    blurred = motion_blur(image, frames, linear=False)
+    left, right = blurred[:, 5:40], blurred[:, 160:195]
+    assert detail(right) < 0.7 * detail(left)
+
+
+def test_roll_and_zoom_need_motion_blur():
+    with pytest.raises(ConfigError, match="blur=motion"):
+        SynthConfig(max_rotation=1.0)
+    with pytest.raises(ConfigError, match="data.synth.blur"):
+        SynthConfig(blur="gaussian")
