@@ -27,6 +27,8 @@ _EXPORTS = {
     "synthesize_pairs": "deblur.data.make_pairs",
     "evaluate": "deblur.evaluation.evaluate",
     "evaluation_pairs": "deblur.evaluation.evaluate",
+    "evaluate_model": "deblur.evaluation.evaluate",
+    "DeblurError": "deblur.errors",
 }
 
 __all__ = [*_EXPORTS, "__version__"]

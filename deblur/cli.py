@@ -3,39 +3,46 @@
 from __future__ import annotations
 
 import os
-from enum import Enum
 from pathlib import Path
 from typing import Annotated
 
 import typer
 from tqdm import tqdm
+from typer.core import TyperGroup
 
+from deblur.config import Blur, EvaluationSplit, InferencePrecision, Precision, Strategy, TimingsPreset
 from deblur.console import hide_native_noise
-from deblur.imageio import DEFAULT_MAX_PIXELS  # light: Pillow and NumPy only
+from deblur.errors import DeblurError
+from deblur.imageio import DEFAULT_MAX_PIXELS, WriteFormat  # light: Pillow and NumPy only
 
 # TensorFlow's C++ INFO and WARNING lines drown the command's own output; set the variable to see them.
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
+
+class Commands(TyperGroup):
+    """Runs every command inside the one handler for user errors: a `DeblurError` becomes one line on stderr and
+    its exit code; anything else is a bug and shows its traceback."""
+
+    def invoke(self, ctx):
+        try:
+            return super().invoke(ctx)
+        except DeblurError as err:
+            raise fail(user_message(err), err.exit_code) from None
+
+
+def user_message(err: DeblurError) -> str:
+    """The library's message, with the flags of the settings it concerns."""
+    flags = ", ".join("--" + setting.replace("_", "-") for setting in err.settings)
+    return f"{err} ({flags})" if flags else str(err)
+
+
 app = typer.Typer(
+    cls=Commands,
     help="Deblur photos with a DeblurGAN-style CNN, and measure what each training optimization buys.",
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
 )
-
-
-class StrategyName(str, Enum):
-    auto = "auto"
-    default = "default"
-    mirrored = "mirrored"
-    multi_worker = "multi-worker"
-
-
-class PrecisionName(str, Enum):
-    auto = "auto"
-    float32 = "float32"
-    mixed_float16 = "mixed_float16"
-    mixed_bfloat16 = "mixed_bfloat16"
 
 
 @app.callback()
@@ -66,8 +73,8 @@ def train(
     steps_per_epoch: Annotated[int | None, typer.Option(min=1, help="train.steps_per_epoch")] = None,
     batch_size: Annotated[int | None, typer.Option(min=1, help="data.batch_size, per replica")] = None,
     patch_size: Annotated[int | None, typer.Option(min=8, help="data.patch_size")] = None,
-    strategy: Annotated[StrategyName | None, typer.Option(help="train.strategy")] = None,
-    precision: Annotated[PrecisionName | None, typer.Option(help="train.precision")] = None,
+    strategy: Annotated[Strategy | None, typer.Option(help="train.strategy")] = None,
+    precision: Annotated[Precision | None, typer.Option(help="train.precision")] = None,
     set_: Annotated[
         list[str] | None,
         typer.Option("--set", help="Override any config key, e.g. --set train.learning_rate=3e-4 (repeatable)."),
@@ -78,12 +85,8 @@ def train(
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bars.")] = False,
 ) -> None:
     """Train the deblurring model. With no options: the demo config on the embedded demo data."""
-    from deblur.config import ConfigError, load_config
-    from deblur.data.pairs import DatasetError
+    from deblur.config import load_config
     from deblur.paths import new_run_dir
-    from deblur.training.checkpoints import RunFolderError
-    from deblur.training.strategy import StrategyError
-    from deblur.training.trainer import TrainingError, TrainingInterrupted
     from deblur.training.trainer import train as run_training
 
     flags = {
@@ -92,18 +95,12 @@ def train(
         "train.steps_per_epoch": steps_per_epoch,
         "data.batch_size": batch_size,
         "data.patch_size": patch_size,
-        "train.strategy": strategy.value if strategy else None,
-        "train.precision": precision.value if precision else None,
+        "train.strategy": strategy,
+        "train.precision": precision,
         "data.skip_bad_images": "true" if skip_bad_images else None,
     }
     overrides = list(set_ or []) + [f"{key}={value}" for key, value in flags.items() if value is not None]
-    try:
-        cfg = load_config(config, overrides)
-        result = run_training(cfg, out or new_run_dir(), progress=not quiet, log=typer.echo)
-    except TrainingInterrupted as err:
-        raise fail(str(err), 130) from None
-    except (ConfigError, DatasetError, RunFolderError, StrategyError, TrainingError, FileNotFoundError) as err:
-        raise fail(str(err)) from None
+    result = run_training(load_config(config, overrides), out or new_run_dir(), progress=not quiet, log=typer.echo)
     if result.metrics:
         last = result.metrics[-1]
         gain = last["val_psnr"] - last["val_psnr_blurry"]
@@ -146,26 +143,12 @@ class ProgressBars:
             self.images.close()
 
 
-class OutputFormat(str, Enum):
-    png = "png"
-    jpg = "jpg"
-    webp = "webp"
-    bmp = "bmp"
-    tiff = "tiff"
-
-
-class InferencePrecision(str, Enum):
-    auto = "auto"
-    float32 = "float32"
-    bfloat16 = "bfloat16"
-
-
 @app.command()
 def predict(
     inputs: Annotated[list[Path], typer.Argument(help="Image files and folders (searched recursively).")],
     model: Annotated[Path | None, typer.Option(help="A model.keras; default: the newest runs/*/model.keras.")] = None,
     out: Annotated[Path, typer.Option(help="Output folder; <name>.<format> per input.")] = Path("deblurred"),
-    fmt: Annotated[OutputFormat, typer.Option("--format", help="Output format.")] = OutputFormat.png,
+    fmt: Annotated[WriteFormat, typer.Option("--format", help="Output format.")] = "png",
     tile: Annotated[
         int, typer.Option(min=32, help="Largest tile side, a multiple of 4, for images over a megapixel.")
     ] = 1024,
@@ -177,62 +160,43 @@ def predict(
     precision: Annotated[
         InferencePrecision,
         typer.Option(help="auto: bfloat16 on CPUs with native support (needs the run's config.yaml), else float32."),
-    ] = InferencePrecision.auto,
+    ] = "auto",
     max_pixels: Annotated[
         int, typer.Option(min=1, help="Refuse larger images (a decompression-bomb guard).")
     ] = DEFAULT_MAX_PIXELS,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bars.")] = False,
 ) -> None:
     """Deblur photos of any size with a trained model."""
-    from deblur.inference import ModelLoadError, load_deblurrer, predict_files
+    from deblur.inference import PredictOptions, load_deblurrer, predict_files
     from deblur.paths import latest_model
 
     model_path = model or latest_model()
     if model_path is None:
         raise fail("no model: train one first (deblur train) or pass --model path/to/model.keras")
-    try:
-        deblurrer = load_deblurrer(model_path, precision=precision.value, tile=tile, overlap=overlap)
-    except (ModelLoadError, ValueError) as err:
-        raise fail(str(err)) from None
+    deblurrer = load_deblurrer(model_path, precision=precision, tile=tile, overlap=overlap)
     typer.echo(f"model: {model_path} ({deblurrer.precision})")
 
     bars = ProgressBars(quiet)
+    options = PredictOptions(fmt, overwrite, side_by_side, max_pixels)
     try:
-        report = predict_files(
-            inputs,
-            deblurrer,
-            model_path,
-            out,
-            fmt=fmt.value,
-            overwrite=overwrite,
-            side_by_side=side_by_side,
-            max_pixels=max_pixels,
-            progress=bars,
-        )
-    except ValueError as err:
-        raise fail(str(err)) from None
+        report = predict_files(inputs, deblurrer, model_path, out, options, progress=bars)
     finally:
         bars.close()
     for path in report.written:
         typer.echo(f"wrote {path}")
-    for _, message in report.failed:
-        typer.secho(f"failed: {message}", fg=typer.colors.RED, err=True)
+    for _, error in report.failed:
+        typer.secho(f"failed: {user_message(error)}", fg=typer.colors.RED, err=True)
     typer.echo(f"{len(report.written)} written, {len(report.failed)} failed")
     if report.failed:
         raise typer.Exit(1)
 
 
-class PresetName(str, Enum):
-    quick = "quick"
-    paper = "paper"
-
-
 @app.command()
 def timings(
     preset: Annotated[
-        PresetName,
+        TimingsPreset,
         typer.Option(help="quick: 128x128 patches, 16 timed steps (minutes on a CPU); paper: the article's setup."),
-    ] = PresetName.quick,
+    ] = "quick",
     out: Annotated[Path, typer.Option(help="Folder for timings.json and timings.png.")] = Path("timings"),
     data: Annotated[
         Path | None, typer.Option(help="Dataset folder (GOPRO layout or blur/ + sharp/); default: the demo data.")
@@ -263,30 +227,25 @@ def timings(
     """Time each training optimization in turn (the article's staged chart) and write a table, JSON and chart."""
     from dataclasses import replace
 
-    from deblur.config import ConfigError, load_config
-    from deblur.data.pairs import DatasetError
+    from deblur.config import load_config
     from deblur.timings.report import loader_table, stage_table
-    from deblur.timings.run import PRESETS, TimingsError, run_timings
+    from deblur.timings.run import PRESETS, run_timings
 
-    chosen = PRESETS[preset.value]
+    chosen = PRESETS[preset]
     changes = {"steps": steps, "warmup_steps": warmup, "patch_size": patch_size, "batch_size": batch_size}
     chosen = replace(chosen, **{key: value for key, value in changes.items() if value is not None})
     overrides = [f"data.root={data}"] if data else ([] if config else ["data.root=null"])
     names = [name.strip() for name in stages.split(",") if name.strip()] if stages else None
-    try:
-        cfg = load_config(config or "gopro", overrides)
-        report = run_timings(
-            cfg,
-            chosen,
-            out,
-            stages=names,
-            pipeline_only=pipeline_only,
-            overwrite=overwrite,
-            progress=not quiet,
-            log=typer.echo,
-        )
-    except (ConfigError, DatasetError, TimingsError, ValueError, FileNotFoundError, FloatingPointError) as err:
-        raise fail(str(err)) from None
+    report = run_timings(
+        load_config(config or "gopro", overrides),
+        chosen,
+        out,
+        stages=names,
+        pipeline_only=pipeline_only,
+        overwrite=overwrite,
+        progress=not quiet,
+        log=typer.echo,
+    )
     typer.echo("")
     if report.stages:
         typer.echo(stage_table(report))
@@ -297,11 +256,6 @@ def timings(
 
 data_app = typer.Typer(help="Make and check datasets.", no_args_is_help=True)
 app.add_typer(data_app, name="data")
-
-
-class BlurName(str, Enum):
-    kernel = "kernel"
-    motion = "motion"
 
 
 @data_app.command("synth")
@@ -320,7 +274,7 @@ def data_synth(
     per_image: Annotated[int | None, typer.Option(min=1, help="Blurry versions of each photo.")] = None,
     seed: Annotated[int | None, typer.Option(help="Makes the blur and noise reproducible.")] = None,
     blur: Annotated[
-        BlurName | None,
+        Blur | None,
         typer.Option(help="kernel: one shake kernel over the photo; motion: the photo moved along a camera path."),
     ] = None,
     min_length: Annotated[float | None, typer.Option(min=0.5, help="Shortest camera-shake path, in pixels.")] = None,
@@ -344,28 +298,23 @@ def data_synth(
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bars.")] = False,
 ) -> None:
     """Make blurry/sharp training pairs from any folder of sharp photos, with random camera-shake blur."""
-    from deblur.config import ConfigError
     from deblur.data.make_pairs import synth_recipe, synthesize_pairs
-    from deblur.data.pairs import DatasetError
 
-    try:
-        synth = synth_recipe(
-            config,
-            pairs_per_photo=per_image,
-            seed=seed,
-            blur=blur.value if blur else None,
-            min_length=min_length,
-            max_length=max_length,
-            max_rotation=max_rotation,
-            max_zoom=max_zoom,
-            linear_light=linear_light,
-            noise=noise,
-        )
-        report = synthesize_pairs(
-            src, out, synth, val_fraction=val_fraction, max_side=max_side, progress=not quiet, log=typer.echo
-        )
-    except (ConfigError, DatasetError) as err:
-        raise fail(str(err)) from None
+    synth = synth_recipe(
+        config,
+        pairs_per_photo=per_image,
+        seed=seed,
+        blur=blur,
+        min_length=min_length,
+        max_length=max_length,
+        max_rotation=max_rotation,
+        max_zoom=max_zoom,
+        linear_light=linear_light,
+        noise=noise,
+    )
+    report = synthesize_pairs(
+        src, out, synth, val_fraction=val_fraction, max_side=max_side, progress=not quiet, log=typer.echo
+    )
     typer.echo(f"check it: deblur data check {report.out}; train on it: deblur train --data {report.out}")
 
 
@@ -382,21 +331,11 @@ def data_check(
 ) -> None:
     """Check a dataset as deblur train would, and print a summary: pairs, sizes, every problem."""
     from deblur.data.check import format_summary, summarize
-    from deblur.data.pairs import DatasetError
 
-    try:
-        summary = summarize(root, patch_size, deep=deep, progress=not quiet)
-    except DatasetError as err:
-        raise fail(str(err)) from None
+    summary = summarize(root, patch_size, deep=deep, progress=not quiet)
     typer.echo(format_summary(summary))
     if not summary.ok:
         raise typer.Exit(1)
-
-
-class EvalSplit(str, Enum):
-    val = "val"
-    train = "train"
-    all = "all"
 
 
 @app.command()
@@ -404,52 +343,37 @@ def evaluate(
     data: Annotated[Path, typer.Option(help="Dataset folder (GOPRO layout or blur/ + sharp/).")],
     model: Annotated[Path | None, typer.Option(help="A model.keras; default: the newest runs/*/model.keras.")] = None,
     out: Annotated[Path | None, typer.Option(help="Also write the results as JSON to this file.")] = None,
-    split: Annotated[EvalSplit, typer.Option(help="Which pairs: the validation split, training, or all.")] = (
-        EvalSplit.val
-    ),
+    split: Annotated[
+        EvaluationSplit, typer.Option(help="Which pairs: the validation split, training, or all.")
+    ] = "val",
     limit: Annotated[int | None, typer.Option(min=1, help="Score at most this many pairs.")] = None,
     baselines: Annotated[bool, typer.Option(help="Also score classical deblurring (slower).")] = True,
-    precision: Annotated[InferencePrecision, typer.Option(help="As for predict.")] = InferencePrecision.auto,
+    precision: Annotated[InferencePrecision, typer.Option(help="As for predict.")] = "auto",
     overwrite: Annotated[bool, typer.Option("--overwrite", help="Replace an existing --out file.")] = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bars.")] = False,
 ) -> None:
     """Full-image PSNR and SSIM of a model, the blurry input and classical deblurring, per image and mean."""
-    import json
-
-    from deblur.data.pairs import DatasetError
-    from deblur.evaluation.evaluate import evaluate as run_evaluation
-    from deblur.evaluation.evaluate import evaluation_pairs
+    from deblur.evaluation.evaluate import evaluate_model
     from deblur.evaluation.table import results_table
-    from deblur.files import atomic_write_text
-    from deblur.inference import ModelLoadError, load_deblurrer
     from deblur.paths import latest_model
 
-    if out is not None and out.exists() and not overwrite:
-        raise fail(f"{out} already exists: pass --overwrite to replace it, or choose another --out")
     model_path = model or latest_model()
     if model_path is None:
         raise fail("no model: train one first (deblur train) or pass --model path/to/model.keras")
-    try:
-        pairs = evaluation_pairs(data, split.value, limit)
-        deblurrer = load_deblurrer(model_path, precision=precision.value)
-    except (ModelLoadError, DatasetError, ValueError) as err:
-        raise fail(str(err)) from None
-    typer.echo(f"model: {model_path} ({deblurrer.precision}); {len(pairs)} {split.value} pair(s) from {data}")
-    try:
-        report = run_evaluation(
-            deblurrer,
-            pairs,
-            model_name=str(model_path),
-            data_name=str(data),
-            split=split.value,
-            baselines=baselines,
-            progress=not quiet,
-        )
-    except DatasetError as err:
-        raise fail(str(err)) from None
+    report = evaluate_model(
+        model_path,
+        data,
+        split=split,
+        limit=limit,
+        precision=precision,
+        baselines=baselines,
+        out=out,
+        overwrite=overwrite,
+        progress=not quiet,
+        log=typer.echo,
+    )
     typer.echo(results_table(report))
     if out is not None:
-        atomic_write_text(out, json.dumps(report.to_json(), indent=2) + "\n")
         typer.echo(f"wrote {out}")
 
 

@@ -13,13 +13,31 @@ import typing
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, get_args
 
 import yaml
 
+from deblur.errors import DeblurError
 
-class ConfigError(ValueError):
+
+class ConfigError(DeblurError, ValueError):
     """A config file or override is malformed: names the file and the key."""
+
+
+# === Choices ===
+# Each set of allowed values is written once, here: the config checks against it, the CLI offers it, and the
+# error messages list it.
+
+Norm = Literal["instance", "batch", "none"]
+Blur = Literal["kernel", "motion"]
+LrScaling = Literal["sqrt", "linear", "none"]
+Schedule = Literal["constant", "cosine"]
+Loss = Literal["l1", "charbonnier"]
+Strategy = Literal["auto", "default", "mirrored", "multi-worker"]
+Precision = Literal["auto", "float32", "mixed_float16", "mixed_bfloat16"]  # the training policy
+InferencePrecision = Literal["auto", "float32", "bfloat16"]
+EvaluationSplit = Literal["val", "train", "all"]
+TimingsPreset = Literal["quick", "paper"]
 
 
 # === Sections ===
@@ -29,12 +47,12 @@ class ConfigError(ValueError):
 class ModelConfig:
     width: int = 64  # channels of the first conv; the residual blocks run at 4x this width
     blocks: int = 9  # residual blocks at quarter resolution (DeblurGAN: 9)
-    norm: str = "instance"  # instance | batch | none
+    norm: Norm = "instance"
     dropout: float = 0.0  # inside each residual block, as DeblurGAN's optional dropout
     zero_init_output: bool = True  # last conv starts at zero: the network starts as the identity
 
     def __post_init__(self) -> None:
-        _check_choice("model.norm", self.norm, ("instance", "batch", "none"))
+        _check_choice("model.norm", self.norm, Norm)
         _check_positive("model.width", self.width)
         _check_range("model.blocks", self.blocks, 0, 64)
         _check_range("model.dropout", self.dropout, 0.0, 0.99)
@@ -51,7 +69,7 @@ class SynthConfig:
     seed: int = 0
     # kernel: one shake kernel convolved over the whole photo (uniform blur, its kernel saved with the pair);
     # motion: the photo moved along a camera path and averaged, GOPRO's recipe (blur that varies across the photo)
-    blur: str = "kernel"
+    blur: Blur = "kernel"
     linear_light: bool = False  # blur in linear light (gamma 2.2), as light adds up in a sensor
     max_rotation: float = 0.0  # motion: the largest camera roll over the exposure, in degrees
     max_zoom: float = 0.0  # motion: the largest change of scale over the exposure (0.02 = 2%)
@@ -64,7 +82,7 @@ class SynthConfig:
             raise ConfigError("data.synth.max_length must be >= data.synth.min_length")
         _check_range("data.synth.noise", self.noise, 0.0, 0.5)
         _check_positive("data.synth.pairs_per_photo", self.pairs_per_photo)
-        _check_choice("data.synth.blur", self.blur, ("kernel", "motion"))
+        _check_choice("data.synth.blur", self.blur, Blur)
         self.max_rotation, self.max_zoom = float(self.max_rotation), float(self.max_zoom)
         _check_range("data.synth.max_rotation", self.max_rotation, 0.0, 45.0)
         _check_range("data.synth.max_zoom", self.max_zoom, 0.0, 0.5)
@@ -103,14 +121,14 @@ class TrainConfig:
     # With R replicas the global batch is R times larger; the rate becomes learning_rate x sqrt(R) (square-root
     # scaling, the usual rule for Adam: Malladi et al., 2022), x R (linear, Goyal et al., 2017, for SGD), or
     # stays (none).
-    lr_scaling: str = "sqrt"
-    schedule: str = "constant"  # constant | cosine (decays to 0 over all steps, after the warm-up)
+    lr_scaling: LrScaling = "sqrt"
+    schedule: Schedule = "constant"  # cosine decays to 0 over all steps, after the warm-up
     warmup_steps: int = 0  # linear warm-up from 0; Adam's first steps are the ones most likely to diverge
-    loss: str = "l1"  # l1 | charbonnier
+    loss: Loss = "l1"
     perceptual_weight: float = 0.0  # > 0 adds a VGG16 conv3_3 feature loss; needs vgg_weights
     vgg_weights: str | None = None  # a local ImageNet VGG16 (include_top=False) weights file
-    strategy: str = "auto"  # auto | default | mirrored | multi-worker
-    precision: str = "auto"  # auto | float32 | mixed_float16 | mixed_bfloat16
+    strategy: Strategy = "auto"
+    precision: Precision = "auto"
     devices: list[str] | None = None  # mirrored only: explicit devices, e.g. ["/cpu:0", "/cpu:1"]
     cpu_replicas: int = 1  # > 1 splits the CPU into logical devices, to try the mirrored path without GPUs
     jit_compile: bool = False  # XLA; measured 2x slower on CPU, so off unless asked for
@@ -125,13 +143,13 @@ class TrainConfig:
         if self.steps_per_epoch is not None:
             _check_positive("train.steps_per_epoch", self.steps_per_epoch)
         _check_positive("train.learning_rate", self.learning_rate)
-        _check_choice("train.lr_scaling", self.lr_scaling, ("sqrt", "linear", "none"))
-        _check_choice("train.schedule", self.schedule, ("constant", "cosine"))
+        _check_choice("train.lr_scaling", self.lr_scaling, LrScaling)
+        _check_choice("train.schedule", self.schedule, Schedule)
         _check_range("train.warmup_steps", self.warmup_steps, 0, 10**9)
-        _check_choice("train.loss", self.loss, ("l1", "charbonnier"))
+        _check_choice("train.loss", self.loss, Loss)
         _check_range("train.perceptual_weight", self.perceptual_weight, 0.0, 1e6)
-        _check_choice("train.strategy", self.strategy, ("auto", "default", "mirrored", "multi-worker"))
-        _check_choice("train.precision", self.precision, ("auto", "float32", "mixed_float16", "mixed_bfloat16"))
+        _check_choice("train.strategy", self.strategy, Strategy)
+        _check_choice("train.precision", self.precision, Precision)
         _check_positive("train.cpu_replicas", self.cpu_replicas)
         _check_positive("train.checkpoint_every", self.checkpoint_every)
         _check_positive("train.keep_checkpoints", self.keep_checkpoints)
@@ -235,6 +253,10 @@ def _coerce(hint: Any, value: Any, key: str) -> Any:
             return None
         (inner,) = [a for a in args if a is not type(None)]
         return _coerce(inner, value, key)
+    if origin is Literal:  # checked against its choices in __post_init__, with the key named
+        if isinstance(value, str):
+            return value
+        raise ConfigError(f"{key} must be one of {', '.join(args)}, got {value!r}")
     if origin is list:
         if not isinstance(value, list):
             raise ConfigError(f"{key} must be a list, got {value!r}")
@@ -258,7 +280,8 @@ def _coerce(hint: Any, value: Any, key: str) -> Any:
     raise ConfigError(f"{key} must be {getattr(hint, '__name__', hint)}, got {value!r}")
 
 
-def _check_choice(key: str, value: str, choices: tuple[str, ...]) -> None:
+def _check_choice(key: str, value: str, literal: Any) -> None:
+    choices = get_args(literal)
     if value not in choices:
         raise ConfigError(f"{key} must be one of {', '.join(choices)}; got {value!r}")
 

@@ -1,26 +1,29 @@
 """Reading and writing photos as people have them, for inference.
 
-In: any format Pillow reads (JPEG, PNG, BMP, WebP, ...), EXIF orientation applied, grayscale / RGBA / 16-bit
-handled; the model sees HWC RGB float32 in [0, 1]. Out: the same kind of image as came in: grayscale stays
-grayscale, alpha is kept unchanged, 16-bit grayscale PNG stays 16-bit (other formats are 8-bit).
+In: any format Pillow reads (JPEG, PNG, BMP, WebP, TIFF; GIF: its first frame), EXIF orientation applied,
+grayscale / RGBA / 16-bit handled; the model sees HWC RGB float32 in [0, 1]. Out: the same kind of image as came
+in: grayscale stays grayscale, alpha is kept unchanged, 16-bit grayscale PNG stays 16-bit (other formats are 8-bit).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal, get_args
 
 import numpy as np
 from PIL import Image, ImageOps, UnidentifiedImageError
 
+from deblur.errors import DeblurError
 from deblur.files import atomic_path
 
 DEFAULT_MAX_PIXELS = 200_000_000  # a decompression-bomb guard: 200 MP is far above any camera's photo
-READ_SUFFIXES = {".png", ".jpg", ".jpeg", ".bmp", ".webp", ".tif", ".tiff"}
-WRITE_FORMATS = {"png": "PNG", "jpg": "JPEG", "webp": "WEBP", "bmp": "BMP", "tiff": "TIFF"}
+READ_SUFFIXES = {".png", ".jpg", ".jpeg", ".bmp", ".webp", ".tif", ".tiff", ".gif"}  # GIF: its first frame
+WriteFormat = Literal["png", "jpg", "webp", "bmp", "tiff"]
+WRITE_FORMATS = dict(zip(get_args(WriteFormat), ("PNG", "JPEG", "WEBP", "BMP", "TIFF"), strict=True))  # Pillow's names
 
 
-class ImageReadError(ValueError):
+class ImageReadError(DeblurError, ValueError):
     """An input image cannot be used; the message names the file."""
 
 
@@ -42,7 +45,7 @@ def read_photo(path: str | Path, *, max_pixels: int = DEFAULT_MAX_PIXELS) -> Pho
             if image.width * image.height > max_pixels:
                 raise ImageReadError(
                     f"{path}: {image.width}x{image.height} = {image.width * image.height:,} pixels, over the "
-                    f"limit of {max_pixels:,} (--max-pixels) that guards against decompression bombs"
+                    f"limit of {max_pixels:,} (max_pixels) that guards against decompression bombs"
                 )
             image = ImageOps.exif_transpose(image)
             image.load()

@@ -6,12 +6,15 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
-from typing import Protocol
+from typing import Protocol, get_args
 
 import keras
 import numpy as np
 
+from deblur.config import InferencePrecision
+from deblur.errors import DeblurError, OutputExistsError, SettingError
 from deblur.imageio import DEFAULT_MAX_PIXELS, WRITE_FORMATS, ImageReadError, find_images, read_photo, write_photo
+from deblur.model import MIN_SIDE
 
 DEFAULT_TILE = 1024  # the largest tile side
 DEFAULT_OVERLAP = 64  # wide enough that tiles agree where they are blended (see tests/test_inference.py)
@@ -24,7 +27,7 @@ CALL_PIXELS = 1024 * 1024
 GRID = 4
 
 
-class ModelLoadError(ValueError):
+class ModelLoadError(DeblurError, ValueError):
     """The model file is missing or is not a deblur model."""
 
 
@@ -43,9 +46,14 @@ class Deblurrer:
         if self.model is not None:
             self.model.compile(jit_compile=False)  # XLA was about 2x slower on CPUs
         if self.tile < 8 * GRID or self.tile % GRID:
-            raise ValueError(f"--tile must be a multiple of {GRID} and at least {8 * GRID}: {self.tile}")
+            raise SettingError(
+                f"tile must be a multiple of {GRID} and at least {8 * GRID}: {self.tile}", settings=("tile",)
+            )
         if not 0 <= self.overlap < self.tile // 2:
-            raise ValueError(f"--overlap must be at least 0 and less than half of --tile ({self.tile}): {self.overlap}")
+            raise SettingError(
+                f"overlap must be at least 0 and less than half of the tile ({self.tile}): {self.overlap}",
+                settings=("overlap", "tile"),
+            )
 
     def tiles(self, height: int, width: int) -> list[tuple[int, int, int, int]]:
         """(top, left, tile height, tile width) of every tile; one tile when the image fits the budget.
@@ -155,7 +163,8 @@ def load_deblurrer(
     if precision == "bfloat16":
         model = _rebuild(model, path.parent / "config.yaml", "mixed_bfloat16")
     elif precision != "float32":
-        raise ValueError(f"precision must be auto, float32 or bfloat16, not {precision!r}")
+        choices = ", ".join(get_args(InferencePrecision))
+        raise SettingError(f"precision must be one of {choices}; got {precision!r}", settings=("precision",))
     return Deblurrer(model, precision, tile, overlap)
 
 
@@ -209,7 +218,7 @@ class Progress(Protocol):
 class PredictReport:
     model: Path
     written: list[Path] = field(default_factory=list)
-    failed: list[tuple[Path, str]] = field(default_factory=list)
+    failed: list[tuple[Path, DeblurError]] = field(default_factory=list)  # the input, and why it failed
 
 
 def output_paths(images: list[tuple[Path, Path]], out_dir: Path, fmt: str) -> dict[Path, Path]:
@@ -220,12 +229,28 @@ def output_paths(images: list[tuple[Path, Path]], out_dir: Path, fmt: str) -> di
     for path, name in images:
         target = out_dir / name.with_suffix(f".{fmt}")
         if target.resolve() in inputs:
-            raise ValueError(f"{target} would overwrite an input; choose another --out")
+            raise SettingError(f"{target} would overwrite an input; choose another output folder", settings=("out",))
         if target in taken:
-            raise ValueError(f"{path} and {taken[target]} would both be written to {target}; deblur them separately")
+            raise SettingError(f"{path} and {taken[target]} would both be written to {target}; deblur them separately")
         taken[target] = path
         outputs[path] = target
     return outputs
+
+
+@dataclass(frozen=True)
+class PredictOptions:
+    """How `predict_files` writes its results."""
+
+    fmt: str = "png"  # one of WRITE_FORMATS
+    overwrite: bool = False  # replace existing outputs; otherwise such an input fails and the others go on
+    side_by_side: bool = False  # also write <name>_side_by_side: blurry | deblurred
+    max_pixels: int = DEFAULT_MAX_PIXELS  # refuse larger images (a decompression-bomb guard)
+
+    def __post_init__(self) -> None:
+        if self.fmt not in WRITE_FORMATS:
+            raise SettingError(
+                f"format must be one of {', '.join(WRITE_FORMATS)}; got {self.fmt!r}", settings=("format",)
+            )
 
 
 def predict_files(
@@ -233,49 +258,48 @@ def predict_files(
     deblurrer: Deblurrer,
     model_path: Path,
     out_dir: Path,
-    *,
-    fmt: str = "png",
-    overwrite: bool = False,
-    side_by_side: bool = False,
-    max_pixels: int = DEFAULT_MAX_PIXELS,
+    options: PredictOptions = PredictOptions(),
     progress: Progress | None = None,
 ) -> PredictReport:
     """Deblur every image in `inputs` (files, or folders searched recursively) into `out_dir`.
 
     A file that fails is reported in the result and the others go on.
     """
-    if fmt not in WRITE_FORMATS:
-        raise ValueError(f"--format must be one of {', '.join(WRITE_FORMATS)}; got {fmt!r}")
     images = find_images(inputs)
     report = PredictReport(model_path)
     for path, _ in images:
         if not path.exists():
-            report.failed.append((path, f"{path}: no such file"))
+            report.failed.append((path, ImageReadError(f"{path}: no such file")))
     images = [(path, name) for path, name in images if path.exists()]
-    outputs = output_paths(images, out_dir, fmt)
+    outputs = output_paths(images, out_dir, options.fmt)
     if progress:
         progress.start(len(images))
     for path, _ in images:
-        _predict_one(path, outputs[path], deblurrer, report, fmt, overwrite, side_by_side, max_pixels, progress)
+        try:
+            report.written.append(predict_one(path, outputs[path], deblurrer, options, progress))
+        except (ImageReadError, OutputExistsError) as err:
+            report.failed.append((path, err))
         if progress:
             progress.finished()
     return report
 
 
-def _predict_one(path, target, deblurrer, report, fmt, overwrite, side_by_side, max_pixels, progress) -> None:
+def predict_one(
+    path: Path, target: Path, deblurrer: Deblurrer, options: PredictOptions, progress: Progress | None = None
+) -> Path:
+    """Deblur one photo file into `target` (and its side-by-side); returns `target`. An input that cannot be
+    used raises ImageReadError naming it, an existing output OutputExistsError; nothing is written for it."""
     pair_target = target.with_name(f"{target.stem}_side_by_side{target.suffix}")
-    if not overwrite and (target.exists() or (side_by_side and pair_target.exists())):
-        report.failed.append((path, f"{target}: exists; pass --overwrite to replace it"))
-        return
-    try:
-        photo = read_photo(path, max_pixels=max_pixels)
-    except ImageReadError as err:
-        report.failed.append((path, str(err)))
-        return
+    if not options.overwrite and (target.exists() or (options.side_by_side and pair_target.exists())):
+        raise OutputExistsError(f"{target}: exists; allow overwriting to replace it", settings=("overwrite",))
+    photo = read_photo(path, max_pixels=options.max_pixels)
     height, width = photo.rgb.shape[:2]
+    if min(height, width) < MIN_SIDE:
+        raise ImageReadError(f"{path}: {width}x{height} is too small (at least {MIN_SIDE} px a side)")
     on_tiles = progress.image(path.name, len(deblurrer.tiles(height, width))) if progress else None
     restored = deblurrer(photo.rgb, on_tiles)
-    write_photo(target, restored, photo, fmt)
-    if side_by_side:
-        write_photo(pair_target, np.concatenate([photo.rgb, restored], axis=1), replace(photo, alpha=None), fmt)
-    report.written.append(target)
+    write_photo(target, restored, photo, options.fmt)
+    if options.side_by_side:
+        side_by_side = np.concatenate([photo.rgb, restored], axis=1)
+        write_photo(pair_target, side_by_side, replace(photo, alpha=None), options.fmt)
+    return target

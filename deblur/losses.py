@@ -12,6 +12,8 @@ import keras
 import numpy as np
 from keras import ops
 
+from deblur.errors import MissingFileError
+
 CHARBONNIER_EPS = 1e-3  # as in LapSRN / MPRNet: smooth near zero, L1-like elsewhere
 
 
@@ -77,7 +79,7 @@ def build_vgg_features(weights: str | Path, layer: str = "block3_conv3") -> kera
     """
     path = Path(weights)
     if not path.is_file():
-        raise FileNotFoundError(
+        raise MissingFileError(
             f"perceptual loss: VGG16 weights file {path} not found. It needs ImageNet VGG16 weights "
             "(include_top=False, the file keras names vgg16_weights_tf_dim_ordering_tf_kernels_notop.h5) "
             "available locally; set train.vgg_weights to its path or train.perceptual_weight=0"

@@ -10,6 +10,10 @@ from __future__ import annotations
 import keras
 from keras import layers, ops
 
+# The smallest height and width the generator takes: padded to 8, a quarter of that leaves 2 pixels, the least
+# that a 1-pixel reflection pad in the residual blocks can mirror.
+MIN_SIDE = 5
+
 # === Layers ===
 
 

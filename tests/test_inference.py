@@ -7,8 +7,9 @@ from typer.testing import CliRunner
 
 from deblur.cli import app
 from deblur.config import Config, ModelConfig, config_to_yaml
+from deblur.errors import SettingError
 from deblur.imageio import ImageReadError, read_photo
-from deblur.inference import Deblurrer, ModelLoadError, deblur_file, load_deblurrer, predict_files
+from deblur.inference import Deblurrer, ModelLoadError, PredictOptions, deblur_file, load_deblurrer, predict_files
 from deblur.model import build_generator
 
 runner = CliRunner()
@@ -76,10 +77,10 @@ def test_tiles_cover_the_image_to_its_edges():
     height = tiles[0][2]
     assert tops[0] == 0 and 0 <= tops[-1] + height - 150 < 4  # the last tile ends on the grid, just past the edge
     assert all(b - a <= height - 16 for a, b in pairwise(tops))  # neighbours share at least the overlap
-    with pytest.raises(ValueError, match="--tile must be a multiple of 4"):
+    with pytest.raises(SettingError, match="tile must be a multiple of 4"):
         Deblurrer(model=None, tile=66, overlap=16)
     assert Deblurrer(model=None).tiles(100, 100) == [(0, 0, 100, 100)]
-    with pytest.raises(ValueError, match="--overlap"):
+    with pytest.raises(SettingError, match="overlap must be"):
         Deblurrer(model=None, tile=64, overlap=32)
 
 
@@ -128,7 +129,7 @@ def test_folder_with_a_corrupt_file(identity_model, tmp_path):
     report = predict_files([src], load_deblurrer(identity_model), identity_model, tmp_path / "out")
     assert report.written == [tmp_path / "out" / "sub" / "good.png"]
     assert [path.name for path, _ in report.failed] == ["broken.jpg"]
-    assert "broken.jpg: not a readable image" in report.failed[0][1]
+    assert "broken.jpg: not a readable image" in str(report.failed[0][1])
     assert sorted(p.name for p in (tmp_path / "out").rglob("*")) == ["good.png", "sub"]  # no temporary files
 
 
@@ -171,9 +172,10 @@ def test_existing_outputs_need_overwrite(identity_model, tmp_path):
     (out / "x.png").write_bytes(b"precious")
     deblurrer = load_deblurrer(identity_model)
     report = predict_files([tmp_path / "x.png"], deblurrer, identity_model, out)
-    assert "exists; pass --overwrite" in report.failed[0][1]
+    assert "x.png: exists" in str(report.failed[0][1]) and report.failed[0][1].settings == ("overwrite",)
     assert (out / "x.png").read_bytes() == b"precious"
-    report = predict_files([tmp_path / "x.png"], deblurrer, identity_model, out, overwrite=True, side_by_side=True)
+    both = PredictOptions(overwrite=True, side_by_side=True)
+    report = predict_files([tmp_path / "x.png"], deblurrer, identity_model, out, both)
     assert report.written == [out / "x.png"] and Image.open(out / "x.png").size == (16, 16)
     assert Image.open(out / "x_side_by_side.png").size == (32, 16)
 
@@ -182,7 +184,7 @@ def test_never_writes_over_an_input_or_twice_to_one_file(identity_model, tmp_pat
     Image.fromarray(noise((16, 16, 3))).save(tmp_path / "x.png")
     deblurrer = load_deblurrer(identity_model)
     with pytest.raises(ValueError, match="would overwrite an input"):
-        predict_files([tmp_path / "x.png"], deblurrer, identity_model, tmp_path, overwrite=True)
+        predict_files([tmp_path / "x.png"], deblurrer, identity_model, tmp_path, PredictOptions(overwrite=True))
     Image.fromarray(noise((16, 16, 3))).save(tmp_path / "x.jpg")
     with pytest.raises(ValueError, match="would both be written"):
         predict_files([tmp_path / "x.png", tmp_path / "x.jpg"], deblurrer, identity_model, tmp_path / "out")
@@ -191,7 +193,7 @@ def test_never_writes_over_an_input_or_twice_to_one_file(identity_model, tmp_pat
 def test_decompression_bomb_guard(tmp_path):
     Image.fromarray(noise((100, 100, 3))).save(tmp_path / "big.png")
     with pytest.raises(
-        ImageReadError, match=r"big.png: 100x100 = 10,000 pixels, over the limit of 5,000 \(--max-pixels\)"
+        ImageReadError, match=r"big.png: 100x100 = 10,000 pixels, over the limit of 5,000 \(max_pixels\)"
     ):
         read_photo(tmp_path / "big.png", max_pixels=5000)
 
@@ -253,3 +255,20 @@ def test_cli_defaults_are_the_library_defaults():
 
     defaults = {name: p.default for name, p in inspect.signature(predict).parameters.items()}
     assert (defaults["tile"], defaults["overlap"]) == (DEFAULT_TILE, DEFAULT_OVERLAP)
+
+
+def test_too_small_and_animated_photos_in_a_folder(identity_model, tmp_path):
+    # A 3x7 photo cannot go through the network: it fails on its own line and the photos after it are written.
+    src = tmp_path / "in"
+    src.mkdir()
+    Image.fromarray(noise((3, 7, 3))).save(src / "a_tiny.png")
+    frames = [Image.fromarray(noise((16, 20, 3))).convert("P") for _ in range(3)]
+    frames[0].save(src / "b_animated.gif", save_all=True, append_images=frames[1:])
+    Image.fromarray(noise((16, 16, 3))).save(src / "c_good.png")
+    out = tmp_path / "out"
+    result = runner.invoke(app, ["predict", str(src), "--model", str(identity_model), "--out", str(out), "-q"])
+    assert result.exit_code == 1
+    assert "failed: " in result.output and "a_tiny.png: 7x3 is too small (at least 5 px a side)" in result.output
+    assert "2 written, 1 failed" in result.output
+    assert Image.open(out / "b_animated.png").size == (20, 16)  # its first frame
+    assert (out / "c_good.png").is_file() and not (out / "a_tiny.png").exists()

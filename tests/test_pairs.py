@@ -44,7 +44,10 @@ def test_flat_layout_matches_nested_names(tmp_path):
 def test_hidden_files_are_ignored(tmp_path):
     make_flat_dataset(tmp_path, count=2)
     (tmp_path / "blur" / ".DS_Store").write_bytes(b"\0junk")
-    preflight(tmp_path, 32)
+    splits = preflight(tmp_path, 32)
+    found = sorted(pair.blurry.name for pair in splits.train + splits.val)
+    assert found == sorted(p.name for p in (tmp_path / "blur").iterdir() if not p.name.startswith("."))
+    assert len(found) == 2
 
 
 def problems_of(root, patch=32):

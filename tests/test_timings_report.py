@@ -1,7 +1,5 @@
-from deblur.timings.loaders import LoaderResult
-from deblur.timings.measure import StageResult
 from deblur.timings.report import bottleneck, stage_table
-from deblur.timings.run import TimingsReport
+from deblur.timings.results import LoaderResult, StageResult, TimingsReport
 
 
 def _report(images_per_second: float, plain: float) -> TimingsReport:

@@ -25,6 +25,7 @@ from tqdm import tqdm
 from deblur.config import SynthConfig, load_config
 from deblur.data.demo import write_pairs
 from deblur.data.pairs import DatasetError, problem_listing
+from deblur.errors import OutputExistsError, SettingError
 from deblur.files import atomic_dir
 from deblur.imageio import ImageReadError, find_images, read_photo
 
@@ -57,11 +58,13 @@ def synthesize_pairs(
     """Make the pairs; `out` appears complete or not at all, and is never an existing folder."""
     src, out = Path(src), Path(out)
     if not src.is_dir():
-        raise DatasetError(f"--src {src} is not a folder")
+        raise DatasetError(f"{src} is not a folder", settings=("src",))
     if out.exists():
-        raise DatasetError(f"--out {out} already exists: choose a new folder (nothing is written into an old one)")
+        raise OutputExistsError(
+            f"{out} already exists: choose a new folder (nothing is written into an old one)", settings=("out",)
+        )
     if not 0.0 <= val_fraction < 1.0:
-        raise DatasetError(f"--val-fraction must be in [0, 1); got {val_fraction}")
+        raise SettingError(f"val_fraction must be in [0, 1); got {val_fraction}", settings=("val_fraction",))
     photos = [path for path, _ in find_images([src])]
     if not photos:
         raise DatasetError(f"no photos under {src} (JPEG, PNG, BMP, WebP or TIFF)")

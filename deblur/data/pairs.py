@@ -15,6 +15,8 @@ from pathlib import Path
 from PIL import Image, UnidentifiedImageError
 from tqdm import tqdm
 
+from deblur.errors import DeblurError
+
 IMAGE_SUFFIXES = {".png", ".jpg", ".jpeg", ".bmp"}
 READABLE_FORMATS = {"PNG", "JPEG", "BMP", "MPO"}  # MPO: JPEGs from some cameras
 TRAIN_SPLIT = "train"
@@ -22,7 +24,7 @@ VAL_SPLITS = ("val", "validation", "test")  # GOPRO calls its held-out split "te
 MAX_LISTED_PROBLEMS = 20
 
 
-class DatasetError(ValueError):
+class DatasetError(DeblurError, ValueError):
     """The data cannot be trained on; the message lists every offending file found."""
 
 

@@ -6,21 +6,27 @@ Pairs are read as training reads them (RGB, no EXIF rotation), HWC float32 in [0
 
 from __future__ import annotations
 
+import json
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import get_args
 
 import numpy as np
 from tqdm import tqdm
 
+from deblur.config import EvaluationSplit
 from deblur.data.demo import kernel_file
 from deblur.data.pairs import DatasetError, Pair, check_pairs, discover, problem_listing
 from deblur.data.sequence import load_rgb
+from deblur.errors import OutputExistsError, SettingError
 from deblur.evaluation.baselines import WITH_KERNEL, WITHOUT_KERNEL
-from deblur.inference import Deblurrer
+from deblur.files import atomic_write_text
+from deblur.inference import Deblurrer, load_deblurrer
 from deblur.losses import psnr, ssim
 
-SPLITS = ("val", "train", "all")
+SPLITS = get_args(EvaluationSplit)
 
 
 @dataclass
@@ -70,7 +76,7 @@ class EvaluationReport:
 def evaluation_pairs(root: str | Path, split: str = "val", limit: int | None = None) -> list[Pair]:
     """The pairs to score, after the same checks as training (all problems listed at once)."""
     if split not in SPLITS:
-        raise ValueError(f"split must be one of {', '.join(SPLITS)}; got {split!r}")
+        raise SettingError(f"split must be one of {', '.join(SPLITS)}; got {split!r}", settings=("split",))
     splits, problems = discover(root)
     pairs = {"val": splits.val, "train": splits.train, "all": splits.train + splits.val}[split]
     pairs = pairs[:limit] if limit else pairs
@@ -121,6 +127,43 @@ def evaluate(
             {m: round(s, 3) for m, s in seconds.items()},
         )
         report.images.append(result)
+    return report
+
+
+def evaluate_model(
+    model_path: str | Path,
+    data: str | Path,
+    *,
+    split: str = "val",
+    limit: int | None = None,
+    precision: str = "auto",
+    baselines: bool = True,
+    out: str | Path | None = None,
+    overwrite: bool = False,
+    progress: bool = True,
+    log: Callable[[str], None] = print,
+) -> EvaluationReport:
+    """`deblur evaluate`: load the model, score it on the pairs of `data`, and write the report as JSON to `out`
+    (atomically; an existing file only with `overwrite`, checked before anything runs)."""
+    out = None if out is None else Path(out)
+    if out is not None and out.exists() and not overwrite:
+        raise OutputExistsError(
+            f"{out} already exists: choose another file or allow overwriting", settings=("out", "overwrite")
+        )
+    pairs = evaluation_pairs(data, split, limit)
+    deblurrer = load_deblurrer(model_path, precision=precision)
+    log(f"model: {model_path} ({deblurrer.precision}); {len(pairs)} {split} pair(s) from {data}")
+    report = evaluate(
+        deblurrer,
+        pairs,
+        model_name=str(model_path),
+        data_name=str(data),
+        split=split,
+        baselines=baselines,
+        progress=progress,
+    )
+    if out is not None:
+        atomic_write_text(out, json.dumps(report.to_json(), indent=2) + "\n")
     return report
 
 

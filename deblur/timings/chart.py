@@ -4,29 +4,26 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import matplotlib
+from matplotlib import ticker
+from matplotlib.figure import Figure
 
-matplotlib.use("Agg")  # files only; no display is needed or wanted
-
-import matplotlib.pyplot as plt  # noqa: E402
-from matplotlib import ticker  # noqa: E402
-
-from deblur.files import atomic_path  # noqa: E402
-from deblur.timings.device import short_device  # noqa: E402
-from deblur.timings.run import TimingsReport  # noqa: E402
+from deblur.files import atomic_path
+from deblur.timings.device import short_device
+from deblur.timings.results import TimingsReport
 
 
 def write_chart(report: TimingsReport, path: Path) -> None:
     settings = report.settings
     model = settings["model"]
     if report.stages:
-        figure, (stages_axis, loaders_axis) = plt.subplots(
-            1, 2, figsize=(13, 5.2), gridspec_kw={"width_ratios": [1.7, 1]}, layout="constrained"
-        )
+        # A bare Figure renders to files with no pyplot state and no display backend.
+        figure = Figure(figsize=(13, 5.2), layout="constrained")
+        stages_axis, loaders_axis = figure.subplots(1, 2, gridspec_kw={"width_ratios": [1.7, 1]})
         _stage_bars(stages_axis, report)
         workload = f"{settings['timed_steps']} timed steps per stage"
     else:  # --pipeline-only
-        figure, loaders_axis = plt.subplots(figsize=(10, 4.5), layout="constrained")
+        figure = Figure(figsize=(10, 4.5), layout="constrained")
+        loaders_axis = figure.subplots()
         workload = f"{report.pipeline[0].batches} timed batches per loader" if report.pipeline else ""
     _loader_bars(loaders_axis, report)
     figure.suptitle(
@@ -38,7 +35,6 @@ def write_chart(report: TimingsReport, path: Path) -> None:
     )
     with atomic_path(path, suffix=".png") as tmp:
         figure.savefig(tmp, dpi=110, format="png")
-    plt.close(figure)
 
 
 def _stage_bars(axis, report: TimingsReport) -> None:

@@ -6,7 +6,6 @@ Set beside the images per second the model consumes, this shows which one limits
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
 
 from tqdm import tqdm
 
@@ -14,16 +13,9 @@ from deblur.data.pairs import Pair
 from deblur.data.pipeline import train_dataset
 from deblur.data.sequence import PairSequence
 from deblur.timings.measure import LOADER_OPTIONS
+from deblur.timings.results import LoaderResult
 
 LOADERS = ("keras-sequence", "tf.data", "tf.data-optimized")
-
-
-@dataclass
-class LoaderResult:
-    name: str
-    patches_per_second: float
-    batches: int  # timed: at least the preset's, and at least its min_seconds' worth
-    warmup_batches: int  # not timed: for the optimized loader, enough to fill its cache
 
 
 def measure_loader(

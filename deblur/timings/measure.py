@@ -21,6 +21,7 @@ from deblur.data.pipeline import PipelineOptions, train_dataset
 from deblur.data.sequence import PairSequence
 from deblur.losses import PIXEL_LOSSES
 from deblur.model import build_generator
+from deblur.timings.results import StageResult, TimingsError
 from deblur.timings.stages import Setup, Stage
 from deblur.training.optim import build_optimizer
 from deblur.training.precision import set_policy
@@ -44,23 +45,6 @@ class Workload:
     warmup_steps: int
     steps: int
     seed: int = 0
-
-
-@dataclass
-class StageResult:
-    name: str
-    description: str
-    images_per_second: float | None
-    step_ms_median: float | None
-    step_ms_p90: float | None
-    input_wait_fraction: float | None  # None where input is taken inside the graph (steps-per-call)
-    speedup: float | None  # against the first stage measured (normally keras-sequence)
-    skipped: str | None
-    settings: dict
-    replicas: int = 1
-    timed_steps: int = 0
-    gflops: float | None = None  # the model's training arithmetic per second (3x the forward pass)
-    matmul_share: float | None = None  # of the matmul rate in the stage's compute dtype, measured in the same run
 
 
 def skipped_result(stage: Stage) -> StageResult:
@@ -177,4 +161,4 @@ def _time_multi_step(setup, work, strategy, model, optimizer, loss_fn, global_ba
 def _check_loss(loss: float, step: int) -> None:
     # A timing of a diverged model would still be a timing, but of NaN arithmetic: say so rather than report it.
     if not math.isfinite(loss):
-        raise FloatingPointError(f"the loss became {loss} at step {step + 1}; the figures would not be meaningful")
+        raise TimingsError(f"the loss became {loss} at step {step + 1}; the figures would not be meaningful")

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from deblur.tables import aligned_table
-from deblur.timings.run import TimingsReport
+from deblur.timings.results import TimingsReport
 
 
 def _number(value: float | None, fmt: str) -> str:

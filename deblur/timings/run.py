@@ -7,9 +7,8 @@ initial weights; `Preset` fixes the workload. Results go to `OUT/timings.json` a
 from __future__ import annotations
 
 import json
-import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import keras
@@ -18,18 +17,18 @@ import tensorflow as tf
 from deblur.config import Config
 from deblur.data.demo import ensure_demo_dataset
 from deblur.data.pairs import preflight
+from deblur.errors import OutputExistsError
 from deblur.files import atomic_write_text
 from deblur.model import build_generator
+from deblur.timings.chart import write_chart
 from deblur.timings.device import describe_device
 from deblur.timings.flops import TRAIN_FLOPS_PER_FORWARD, MatmulRate, forward_flops_per_pixel, matmul_rate
-from deblur.timings.loaders import LOADERS, LoaderResult, measure_loader
-from deblur.timings.measure import StageResult, Workload, measure_stage, skipped_result
+from deblur.timings.loaders import LOADERS, measure_loader
+from deblur.timings.measure import Workload, measure_stage, skipped_result
+from deblur.timings.results import ARTICLE_STEPS, StageResult, TimingsReport
 from deblur.timings.stages import Stage, plan_stages, select_stages
 from deblur.training.errors import error_reason
 from deblur.training.precision import choose_precision
-
-# The article's workload: 5 epochs x 200 steps of batch 4. Stage times are scaled to it so they read like its chart.
-ARTICLE_STEPS = 5 * 200
 
 
 @dataclass(frozen=True)
@@ -56,51 +55,6 @@ PRESETS = {
 OUTPUTS = ("timings.json", "timings.png")
 
 
-class TimingsError(RuntimeError):
-    pass
-
-
-@dataclass
-class TimingsReport:
-    device: dict
-    preset: str
-    settings: dict
-    stages: list[StageResult]
-    pipeline: list[LoaderResult]
-    equivalent_workload: str
-    matmul: dict[str, MatmulRate] = field(default_factory=dict)  # by compute dtype
-    created: str = field(default_factory=lambda: time.strftime("%Y-%m-%dT%H:%M:%S%z"))
-
-    def to_json(self) -> dict:
-        stages = []
-        for stage in self.stages:
-            row = asdict(stage)
-            seconds = self.equivalent_seconds(stage)
-            row["equivalent_seconds"] = None if seconds is None else round(seconds, 1)
-            stages.append(row)
-        return {
-            "device": self.device,
-            "preset": self.preset,
-            "settings": self.settings,
-            "equivalent_workload": self.equivalent_workload,
-            "stages": stages,
-            "pipeline": [asdict(loader) for loader in self.pipeline],
-            "matmul_gflops": {dtype: round(rate.gflops, 1) for dtype, rate in self.matmul.items()},
-            "created": self.created,
-        }
-
-    def fastest(self) -> StageResult | None:
-        """The measured stage with the most images per second: what the model can consume at best."""
-        measured = [stage for stage in self.stages if stage.images_per_second]
-        return max(measured, key=lambda stage: stage.images_per_second) if measured else None
-
-    def equivalent_seconds(self, stage: StageResult) -> float | None:
-        """Seconds for the article's workload (1000 steps of the per-replica batch) at the stage's speed."""
-        if stage.images_per_second is None:
-            return None
-        return ARTICLE_STEPS * self.settings["batch_size"] / stage.images_per_second
-
-
 def compute_dtype(stage: Stage) -> str:
     return keras.DTypePolicy(stage.setup.policy).compute_dtype
 
@@ -108,7 +62,10 @@ def compute_dtype(stage: Stage) -> str:
 def check_outputs(out: Path, overwrite: bool) -> None:
     existing = [str(out / name) for name in OUTPUTS if (out / name).exists()]
     if existing and not overwrite:
-        raise TimingsError(f"{', '.join(existing)} already exist(s): choose another --out or pass --overwrite")
+        raise OutputExistsError(
+            f"{', '.join(existing)} already exist(s): choose another output folder or allow overwriting",
+            settings=("out", "overwrite"),
+        )
 
 
 def run_timings(
@@ -128,8 +85,6 @@ def run_timings(
     The model and data come from `config` (data.root, or the embedded demo dataset made from data.synth); the
     workload from `preset`.
     """
-    from deblur.timings.chart import write_chart  # matplotlib: imported only when a chart is made
-
     check_outputs(out, overwrite)
     precision = choose_precision("auto")
     gpus = [device.name for device in tf.config.list_logical_devices("GPU")]

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
+from deblur.errors import SettingError
 from deblur.training.precision import PrecisionChoice
 
 
@@ -87,5 +88,7 @@ def select_stages(stages: list[Stage], names: list[str] | None) -> list[Stage]:
         return stages
     unknown = [name for name in names if name not in STAGE_NAMES]
     if unknown:
-        raise ValueError(f"unknown stage(s) {', '.join(unknown)}: choose from {', '.join(STAGE_NAMES)}")
+        raise SettingError(
+            f"unknown stage(s) {', '.join(unknown)}: choose from {', '.join(STAGE_NAMES)}", settings=("stages",)
+        )
     return [stage for stage in stages if stage.name in names]

@@ -22,11 +22,12 @@ import tensorflow as tf
 import yaml
 
 from deblur.config import Config, config_to_dict, config_to_yaml
+from deblur.errors import DeblurError
 from deblur.files import atomic_path, atomic_write_text
 from deblur.model import build_generator
 
 
-class RunFolderError(RuntimeError):
+class RunFolderError(DeblurError, RuntimeError):
     pass
 
 
@@ -63,19 +64,23 @@ def check_run_folder(root: Path, config: Config) -> RunFolder:
     """
     run = RunFolder(Path(root))
     if run.root.exists() and not run.root.is_dir():
-        raise RunFolderError(f"--out {run.root} is a file, not a folder")
+        raise RunFolderError(f"{run.root} is a file, not a folder", settings=("out",))
     if run.config.is_file():
         try:
             previous = yaml.safe_load(run.config.read_text()) or {}
         except yaml.YAMLError as err:
-            raise RunFolderError(f"{run.config} is not valid YAML ({err}); use another --out") from None
+            raise RunFolderError(
+                f"{run.config} is not valid YAML ({err}); use another run folder", settings=("out",)
+            ) from None
         if previous.get("model") != config_to_dict(config)["model"]:
             raise RunFolderError(
                 f"{run.root} holds a run of a different model (model settings in {run.config} differ); "
                 "use another --out, or the same settings to resume"
             )
     elif run.root.is_dir() and any(run.root.iterdir()):
-        raise RunFolderError(f"--out {run.root} already holds files that are not a deblur run; choose another")
+        raise RunFolderError(
+            f"{run.root} already holds files that are not a deblur run; choose another folder", settings=("out",)
+        )
     return run
 
 

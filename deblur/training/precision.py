@@ -10,11 +10,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import get_args
 
 import keras
 import tensorflow as tf
 
-POLICIES = ("float32", "mixed_float16", "mixed_bfloat16")
+from deblur.config import Precision
+from deblur.errors import SettingError
+
+POLICIES = tuple(choice for choice in get_args(Precision) if choice != "auto")
 BF16_CPU_FLAGS = ("amx_bf16", "avx512_bf16")
 
 
@@ -65,7 +69,9 @@ def choose_precision(
     cpu_flags = cpu_bf16_flags() if cpu_flags is None else cpu_flags
     tpu = has_tpu() if tpu is None else tpu
     if requested not in ("auto", *POLICIES):
-        raise ValueError(f"precision must be auto or one of {', '.join(POLICIES)}; got {requested!r}")
+        raise SettingError(
+            f"precision must be auto or one of {', '.join(POLICIES)}; got {requested!r}", settings=("precision",)
+        )
 
     if requested == "auto":
         if tpu:

@@ -8,8 +8,10 @@ from dataclasses import dataclass
 
 import tensorflow as tf
 
+from deblur.errors import DeblurError
 
-class StrategyError(RuntimeError):
+
+class StrategyError(DeblurError, RuntimeError):
     pass
 
 

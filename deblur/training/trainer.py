@@ -22,6 +22,7 @@ from deblur.config import Config
 from deblur.data.demo import ensure_demo_dataset
 from deblur.data.pairs import check_pairs, preflight, problem_listing, split_unreadable
 from deblur.data.pipeline import PipelineOptions, train_dataset, val_dataset
+from deblur.errors import DeblurError
 from deblur.losses import PIXEL_LOSSES, build_vgg_features, perceptual_loss, psnr, ssim
 from deblur.model import build_generator
 from deblur.training.checkpoints import (
@@ -42,12 +43,12 @@ from deblur.training.strategy import make_strategy, split_cpu
 from deblur.training.validation import validate
 
 
-class TrainingError(RuntimeError):
+class TrainingError(DeblurError, RuntimeError):
     """Training stopped; the message says why and what was kept."""
 
 
 class TrainingInterrupted(TrainingError):
-    pass
+    exit_code = 130  # as a shell reports Ctrl-C
 
 
 @dataclass
@@ -61,7 +62,7 @@ class TrainResult:
     precision: str
     input_wait_fraction: float  # of the timed training steps in this process
     timed_steps: int
-    skipped: list[str] = field(default_factory=list)  # unreadable files left out (--skip-bad-images)
+    skipped: list[str] = field(default_factory=list)  # unreadable files left out (data.skip_bad_images)
 
 
 def train(config: Config, out_dir: str | Path, *, progress: bool = True, log: Callable = print) -> TrainResult:
@@ -84,7 +85,7 @@ def train(config: Config, out_dir: str | Path, *, progress: bool = True, log: Ca
     splits = preflight(root, dcfg.patch_size, progress=progress, skip_unreadable=dcfg.skip_bad_images)
     skipped = list(splits.skipped)
     if skipped:
-        log(f"skipping {len(skipped)} unreadable file(s) (--skip-bad-images): " + "; ".join(skipped[:5]))
+        log(f"skipping {len(skipped)} unreadable file(s) (data.skip_bad_images): " + "; ".join(skipped[:5]))
     train_pairs = splits.train
     if dist.is_chief:  # only once the data has passed: a failed check leaves no run folder behind
         record_config(run, config)

@@ -1,0 +1,31 @@
+"""The one family of user errors: bad input, a bad setting, a file that cannot be used.
+
+Every error a user can fix is a `DeblurError`; its message names the file or the value and speaks of the library's
+own names (`tile`, `overwrite`). The CLI has one handler for them: it prints the message on one line, adds the
+flags of the `settings` concerned, and exits with `exit_code`. Anything else is a bug and keeps its traceback.
+Each subclass also derives from the built-in error it used to be, so `except ValueError` in callers still works.
+"""
+
+from __future__ import annotations
+
+
+class DeblurError(Exception):
+    """A user error. `settings` are the names of the options concerned, e.g. ("tile",) or ("out", "overwrite")."""
+
+    exit_code = 1
+
+    def __init__(self, message: str, *, settings: tuple[str, ...] = ()) -> None:
+        super().__init__(message)
+        self.settings = settings
+
+
+class SettingError(DeblurError, ValueError):
+    """A setting's value is not allowed."""
+
+
+class OutputExistsError(DeblurError, FileExistsError):
+    """An output would replace an existing file or folder the user did not ask to replace."""
+
+
+class MissingFileError(DeblurError, FileNotFoundError):
+    """A file a setting names is not there."""
