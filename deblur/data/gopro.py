@@ -13,7 +13,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from deblur.data.pairs import IMAGE_SUFFIXES, DatasetError, Pair, check_pairs
-from deblur.errors import OutputExistsError
 from deblur.files import atomic_dir
 
 SPLITS = ("train", "test")
@@ -99,7 +98,7 @@ def arrange_gopro(check: GoproCheck, out: Path) -> Path:
     if check.problems:
         raise DatasetError(f"{check.root} has problems; fix them before arranging it")
     if out.exists():
-        raise OutputExistsError(f"{out} already exists: choose a new folder", settings=("out",))
+        raise DatasetError(f"{out} already exists: choose a new folder", settings=("out",))
     with atomic_dir(out) as tmp:
         for source in check.sources:
             folder = tmp / source.split / (source.sequence or "all")

@@ -25,7 +25,7 @@ from tqdm import tqdm
 from deblur.config import SynthConfig, load_config
 from deblur.data.demo import write_pairs
 from deblur.data.pairs import DatasetError, problem_listing
-from deblur.errors import OutputExistsError, SettingError
+from deblur.errors import SettingError
 from deblur.files import atomic_dir
 from deblur.imageio import ImageReadError, find_images, read_photo
 
@@ -60,7 +60,7 @@ def synthesize_pairs(
     if not src.is_dir():
         raise DatasetError(f"{src} is not a folder", settings=("src",))
     if out.exists():
-        raise OutputExistsError(
+        raise DatasetError(
             f"{out} already exists: choose a new folder (nothing is written into an old one)", settings=("out",)
         )
     if not 0.0 <= val_fraction < 1.0:
