@@ -64,8 +64,8 @@ def main() -> None:
         flops = forward_flops_per_pixel(deblurrer.model) * 1280 * 720
 
         import onnxruntime
-        import tf2onnx
         import tensorflow as tf
+        import tf2onnx
 
         float32_model = load_deblurrer(folder / "model.keras", precision="float32").model
         signature = [tf.TensorSpec((None, None, None, 3), tf.float32, name="blurry")]

@@ -50,6 +50,12 @@ def main() -> None:
     """Deblur photos with a DeblurGAN-style CNN, and measure what each training optimization buys."""
 
 
+MODEL_HELP = (
+    "A model.keras; 'latest': the newest runs/*/model.keras; default: the pretrained model shipped with deblur "
+    "(in a copy without one, the newest run)."
+)
+
+
 def fail(message: str, code: int = 1) -> typer.Exit:
     typer.secho(f"error: {message}", fg=typer.colors.RED, err=True)
     return typer.Exit(code)
@@ -82,6 +88,10 @@ def train(
     skip_bad_images: Annotated[
         bool, typer.Option("--skip-bad-images", help="Leave out and count unreadable pairs instead of stopping.")
     ] = False,
+    init: Annotated[
+        str | None,
+        typer.Option(help="train.init: start from pretrained (the shipped model), latest, or a model.keras."),
+    ] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bars.")] = False,
 ) -> None:
     """Train the deblurring model. With no options: the demo config on the embedded demo data."""
@@ -98,6 +108,7 @@ def train(
         "train.strategy": strategy,
         "train.precision": precision,
         "data.skip_bad_images": "true" if skip_bad_images else None,
+        "train.init": init,
     }
     overrides = list(set_ or []) + [f"{key}={value}" for key, value in flags.items() if value is not None]
     result = run_training(load_config(config, overrides), out or new_run_dir(), progress=not quiet, log=typer.echo)
@@ -146,7 +157,7 @@ class ProgressBars:
 @app.command()
 def predict(
     inputs: Annotated[list[Path], typer.Argument(help="Image files and folders (searched recursively).")],
-    model: Annotated[Path | None, typer.Option(help="A model.keras; default: the newest runs/*/model.keras.")] = None,
+    model: Annotated[str | None, typer.Option(help=MODEL_HELP)] = None,
     out: Annotated[Path, typer.Option(help="Output folder; <name>.<format> per input.")] = Path("deblurred"),
     fmt: Annotated[WriteFormat, typer.Option("--format", help="Output format.")] = "png",
     tile: Annotated[
@@ -168,18 +179,16 @@ def predict(
 ) -> None:
     """Deblur photos of any size with a trained model."""
     from deblur.inference import PredictOptions, load_deblurrer, predict_files
-    from deblur.paths import latest_model
+    from deblur.paths import choose_model
 
-    model_path = model or latest_model()
-    if model_path is None:
-        raise fail("no model: train one first (deblur train) or pass --model path/to/model.keras")
-    deblurrer = load_deblurrer(model_path, precision=precision, tile=tile, overlap=overlap)
-    typer.echo(f"model: {model_path} ({deblurrer.precision})")
+    chosen = choose_model(model)
+    deblurrer = load_deblurrer(chosen.path, precision=precision, tile=tile, overlap=overlap)
+    typer.echo(f"model: {chosen.description}, in {deblurrer.precision}")
 
     bars = ProgressBars(quiet)
     options = PredictOptions(fmt, overwrite, side_by_side, max_pixels)
     try:
-        report = predict_files(inputs, deblurrer, model_path, out, options, progress=bars)
+        report = predict_files(inputs, deblurrer, chosen.path, out, options, progress=bars)
     finally:
         bars.close()
     for path in report.written:
@@ -341,7 +350,7 @@ def data_check(
 @app.command()
 def evaluate(
     data: Annotated[Path, typer.Option(help="Dataset folder (GOPRO layout or blur/ + sharp/).")],
-    model: Annotated[Path | None, typer.Option(help="A model.keras; default: the newest runs/*/model.keras.")] = None,
+    model: Annotated[str | None, typer.Option(help=MODEL_HELP)] = None,
     out: Annotated[Path | None, typer.Option(help="Also write the results as JSON to this file.")] = None,
     split: Annotated[
         EvaluationSplit, typer.Option(help="Which pairs: the validation split, training, or all.")
@@ -355,13 +364,10 @@ def evaluate(
     """Full-image PSNR and SSIM of a model, the blurry input and classical deblurring, per image and mean."""
     from deblur.evaluation.evaluate import evaluate_model
     from deblur.evaluation.table import results_table
-    from deblur.paths import latest_model
+    from deblur.paths import choose_model
 
-    model_path = model or latest_model()
-    if model_path is None:
-        raise fail("no model: train one first (deblur train) or pass --model path/to/model.keras")
     report = evaluate_model(
-        model_path,
+        choose_model(model).path,
         data,
         split=split,
         limit=limit,

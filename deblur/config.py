@@ -137,6 +137,9 @@ class TrainConfig:
     seed: int = 0
     log_images: int = 3  # validation images written to TensorBoard each epoch
     profile_batch: int | None = None  # a step to trace with the TensorFlow profiler
+    # Start from these weights instead of random ones (fine-tuning): "pretrained" (the model shipped with deblur),
+    # "latest" (the newest run) or a model.keras of the same architecture. A resumed run ignores it.
+    init: str | None = None
 
     def __post_init__(self) -> None:
         _check_positive("train.epochs", self.epochs)

@@ -1,10 +1,14 @@
-"""Where deblur keeps things: the user data folder (demo dataset) and training runs."""
+"""Where deblur keeps things: the user data folder (demo dataset), training runs, and the shipped model."""
 
 from __future__ import annotations
 
 import os
 import time
+from dataclasses import dataclass
+from importlib import resources
 from pathlib import Path
+
+from deblur.errors import SettingError
 
 RUNS_DIR = Path("runs")
 
@@ -32,3 +36,32 @@ def latest_model(runs: Path = RUNS_DIR) -> Path | None:
     """The newest `runs/*/model.keras`, by modification time, or None."""
     models = [p for p in runs.glob("*/model.keras") if p.is_file()]
     return max(models, key=lambda p: p.stat().st_mtime) if models else None
+
+
+def shipped_model() -> Path | None:
+    """The pretrained model inside the installed package (`deblur/weights/model.keras`), or None if this copy of
+    deblur has none."""
+    path = Path(str(resources.files("deblur") / "weights" / "model.keras"))
+    return path if path.is_file() else None
+
+
+@dataclass(frozen=True)
+class ModelChoice:
+    path: Path
+    description: str  # what the user is told is being used
+
+
+def choose_model(model: str | Path | None, runs: Path = RUNS_DIR) -> ModelChoice:
+    """The model a command uses: a `model.keras` path; "latest", the newest training run; "pretrained" or None,
+    the model shipped with deblur (with None and no shipped model, the newest run)."""
+    if model is not None and str(model) not in ("latest", "pretrained"):
+        return ModelChoice(Path(model), str(model))
+    shipped = shipped_model()
+    if model is None and shipped or str(model) == "pretrained":
+        if shipped is None:
+            raise SettingError("this copy of deblur has no pretrained model", settings=("model",))
+        return ModelChoice(shipped, f"the pretrained model shipped with deblur ({shipped})")
+    latest = latest_model(runs)
+    if latest is None:
+        raise SettingError(f"no trained model in {runs}/: train one first (deblur train)", settings=("model",))
+    return ModelChoice(latest, f"{latest}, the newest training run")

@@ -252,3 +252,28 @@ def test_perceptual_loss_with_local_weights(tmp_path):
         "train.perceptual_weight=0.01", f"train.vgg_weights={weights}", "train.epochs=1", "train.steps_per_epoch=2"
     )
     assert np.isfinite(quiet_train(config, tmp_path / "run").metrics[-1]["loss"])
+
+
+def test_fine_tuning_starts_from_the_given_weights(tmp_path):
+    first = quiet_train(smoke_config("train.epochs=1", "train.seed=1"), tmp_path / "first")  # other random start
+    messages = []
+    tuned = quiet_train(
+        smoke_config("train.epochs=1", "train.steps_per_epoch=1", f"train.init={first.model_path}"),
+        tmp_path / "tuned",
+        messages,
+    )
+    assert any(f"starting from the weights of {first.model_path}" in m for m in messages)
+    # One step of Adam moves each weight by about the learning rate: far closer than two random starts.
+    assert largest_difference(first.model, tuned.model) < 0.01
+    fresh = quiet_train(smoke_config("train.epochs=1", "train.steps_per_epoch=1"), tmp_path / "fresh")
+    assert largest_difference(first.model, fresh.model) > 0.1
+
+
+def largest_difference(a, b) -> float:
+    return max(float(np.abs(x - y).max()) for x, y in zip(a.get_weights(), b.get_weights(), strict=True))
+
+
+def test_fine_tuning_refuses_another_architecture(tmp_path):
+    first = quiet_train(smoke_config("train.epochs=1", "train.steps_per_epoch=1"), tmp_path / "first")
+    with pytest.raises(RunFolderError, match="another architecture"):
+        quiet_train(smoke_config("model.width=4", f"train.init={first.model_path}"), tmp_path / "other")

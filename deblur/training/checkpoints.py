@@ -98,6 +98,32 @@ def checkpoint_manager(
     return tf.train.CheckpointManager(checkpoint, str(directory), max_to_keep=keep)
 
 
+def load_initial_weights(model: keras.Model, init: str, config: Config) -> Path:
+    """Set `model`'s weights from `init` (see `TrainConfig.init`); returns the file they came from."""
+    from deblur.paths import choose_model
+
+    path = choose_model(init).path
+    if not path.is_file():
+        raise RunFolderError(f"{path} not found (train.init)", settings=("init",))
+    beside = path.parent / "config.yaml"
+    if beside.is_file():
+        theirs = (yaml.safe_load(beside.read_text()) or {}).get("model")
+        if theirs != config_to_dict(config)["model"]:
+            raise RunFolderError(
+                f"train.init: {path} is a model of another architecture ({theirs}) than this config's "
+                f"({config_to_dict(config)['model']}); set model: to match it",
+                settings=("init",),
+            )
+    import deblur.model  # noqa: F401  registers the custom layers for loading
+
+    source = keras.saving.load_model(path, safe_mode=True, compile=False)
+    try:
+        model.set_weights(source.get_weights())
+    except ValueError as err:
+        raise RunFolderError(f"train.init: {path} does not fit this model ({err})", settings=("init",)) from None
+    return path
+
+
 def latest_checkpoint(run: RunFolder) -> str | None:
     return tf.train.latest_checkpoint(str(run.checkpoints))
 

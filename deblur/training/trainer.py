@@ -31,6 +31,7 @@ from deblur.training.checkpoints import (
     checkpoint_manager,
     export_model,
     latest_checkpoint,
+    load_initial_weights,
     read_metrics,
     record_config,
     weights_fingerprint,
@@ -188,6 +189,9 @@ class Session:
         if resume_from:
             self.checkpoint.restore(resume_from).assert_existing_objects_matched()
             self.log(f"resuming from {resume_from} at step {int(self.step_counter.numpy())}")
+        elif self.training.init:
+            source = load_initial_weights(self.model, self.training.init, self.config)
+            self.log(f"starting from the weights of {source} (train.init={self.training.init})")
         self.step = self.start_step = int(self.step_counter.numpy())
 
     def _dataset(self, context: tf.distribute.InputContext) -> tf.data.Dataset:

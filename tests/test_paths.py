@@ -1,0 +1,45 @@
+"""Which model a command uses: a path, the newest run, or the model shipped with deblur."""
+
+import os
+import time
+
+import pytest
+
+from deblur import paths
+from deblur.errors import SettingError
+
+
+def make_run(runs, name):
+    model = runs / name / "model.keras"
+    model.parent.mkdir(parents=True)
+    model.write_bytes(b"model")
+    return model
+
+
+def test_a_path_is_used_as_given(tmp_path):
+    assert paths.choose_model(tmp_path / "m.keras", tmp_path).path == tmp_path / "m.keras"
+
+
+def test_latest_is_the_newest_run(tmp_path):
+    old, new = make_run(tmp_path, "a"), make_run(tmp_path, "b")
+    os.utime(old, (time.time() - 60, time.time() - 60))
+    assert paths.choose_model("latest", tmp_path).path == new
+
+
+def test_default_is_the_shipped_model_even_after_a_run(tmp_path, monkeypatch):
+    shipped = make_run(tmp_path / "package", "weights")
+    make_run(tmp_path / "runs", "demo")  # a 3-minute demo must not shadow the shipped model
+    monkeypatch.setattr(paths, "shipped_model", lambda: shipped)
+    choice = paths.choose_model(None, tmp_path / "runs")
+    assert choice.path == shipped and "pretrained model shipped with deblur" in choice.description
+    assert paths.choose_model("pretrained", tmp_path / "runs").path == shipped
+
+
+def test_without_a_shipped_model(tmp_path, monkeypatch):
+    monkeypatch.setattr(paths, "shipped_model", lambda: None)
+    with pytest.raises(SettingError, match="no trained model"):
+        paths.choose_model(None, tmp_path)
+    run = make_run(tmp_path, "demo")
+    assert paths.choose_model(None, tmp_path).path == run
+    with pytest.raises(SettingError, match="no pretrained model"):
+        paths.choose_model("pretrained", tmp_path)
