@@ -114,20 +114,7 @@ def run_timings(
     }
     log(f"data: {root}, {len(splits.train)} training pairs; {preset.patch_size}x{preset.patch_size} patches")
 
-    loaders = []
-    for name in LOADERS:
-        loader = measure_loader(
-            name,
-            splits.train,
-            patch_size=preset.patch_size,
-            batch_size=preset.batch_size,
-            batches=preset.loader_batches,
-            min_seconds=preset.loader_seconds,
-            progress=progress,
-        )
-        log(f"loader {name}: {loader.patches_per_second:.1f} patches/s")
-        loaders.append(loader)
-
+    loaders = [_time_loader(name, splits.train, preset, progress=progress, log=log) for name in LOADERS]
     results: list[StageResult] = []
     rates: dict[str, MatmulRate] = {}
     if not pipeline_only:
@@ -138,29 +125,7 @@ def run_timings(
         for dtype in sorted({compute_dtype(stage) for stage in planned if not stage.skipped}):
             rates[dtype] = matmul_rate(dtype)
             log(f"matmul rate, {dtype}: {rates[dtype].gflops:.0f} GFLOP/s")
-        for stage in planned:
-            if stage.skipped:
-                log(f"stage {stage.name}: skipped ({stage.skipped})")
-                results.append(skipped_result(stage))
-                continue
-            try:
-                result = measure_stage(stage, work, progress=progress)
-            except tf.errors.OpError as err:
-                # E.g. out of memory, or XLA unavailable for an op on this device: recorded, not hidden.
-                reason = error_reason(err)
-                log(f"stage {stage.name}: failed here ({reason})")
-                results.append(skipped_result(stage))
-                results[-1].skipped = f"failed on this machine: {reason}"
-                continue
-            rate = rates[compute_dtype(stage)]
-            result.gflops = settings["train_flops_per_image"] * result.images_per_second / 1e9
-            result.matmul_share = result.gflops / (rate.gflops * result.replicas)  # each replica has a device
-            log(
-                f"stage {stage.name}: {result.images_per_second:.2f} img/s, median step "
-                f"{result.step_ms_median:.0f} ms, {result.gflops:.0f} GFLOP/s "
-                f"({result.matmul_share:.0%} of the matmul rate)"
-            )
-            results.append(result)
+        results = [_time_stage(stage, work, settings, rates, progress=progress, log=log) for stage in planned]
         baseline = next((r for r in results if r.images_per_second), None)
         for result in results:
             if result.images_per_second and baseline:
@@ -180,3 +145,49 @@ def run_timings(
     atomic_write_text(out / "timings.json", json.dumps(report.to_json(), indent=2) + "\n")
     write_chart(report, out / "timings.png")
     return report
+
+
+def _time_loader(name: str, pairs, preset: Preset, *, progress: bool, log: Callable[[str], None]):
+    loader = measure_loader(
+        name,
+        pairs,
+        patch_size=preset.patch_size,
+        batch_size=preset.batch_size,
+        batches=preset.loader_batches,
+        min_seconds=preset.loader_seconds,
+        progress=progress,
+    )
+    log(f"loader {name}: {loader.patches_per_second:.1f} patches/s")
+    return loader
+
+
+def _time_stage(
+    stage: Stage,
+    work: Workload,
+    settings: dict,
+    rates: dict[str, MatmulRate],
+    *,
+    progress: bool,
+    log: Callable[[str], None],
+) -> StageResult:
+    """One stage's result: measured, or skipped with the reason it cannot run or failed here."""
+    if stage.skipped:
+        log(f"stage {stage.name}: skipped ({stage.skipped})")
+        return skipped_result(stage)
+    try:
+        result = measure_stage(stage, work, progress=progress)
+    except tf.errors.OpError as err:
+        # E.g. out of memory, or XLA unavailable for an op on this device: recorded, not hidden.
+        reason = error_reason(err)
+        log(f"stage {stage.name}: failed here ({reason})")
+        failed = skipped_result(stage)
+        failed.skipped = f"failed on this machine: {reason}"
+        return failed
+    rate = rates[compute_dtype(stage)]
+    result.gflops = settings["train_flops_per_image"] * result.images_per_second / 1e9
+    result.matmul_share = result.gflops / (rate.gflops * result.replicas)  # each replica has a device
+    log(
+        f"stage {stage.name}: {result.images_per_second:.2f} img/s, median step {result.step_ms_median:.0f} ms, "
+        f"{result.gflops:.0f} GFLOP/s ({result.matmul_share:.0%} of the matmul rate)"
+    )
+    return result
