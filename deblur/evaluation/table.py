@@ -16,7 +16,7 @@ def results_table(report: EvaluationReport, max_rows: int = 30) -> str:
     mean_row = [f"mean of {len(report.images)}", *(_cell(psnr.get(m), ssim.get(m)) for m in methods)]
     lines = ["PSNR dB / SSIM against the sharp image (higher is better)", *aligned_table(header, [*rows, mean_row])]
     if len(report.images) > max_rows:  # said just above the mean row, which covers every image
-        lines.insert(-1, f"... {len(report.images) - max_rows} more in the JSON (--out)")
+        lines.insert(-1, f"... {len(report.images) - max_rows} more in the JSON report")
     if "model" in psnr and "blurry" in psnr:
         lines.append(f"model vs blurry: {psnr['model'] - psnr['blurry']:+.2f} dB")
     return "\n".join(lines)

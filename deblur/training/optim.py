@@ -16,19 +16,19 @@ def scaled_learning_rate(learning_rate: float, replicas: int, rule: str) -> floa
 
 
 def build_optimizer(
-    tcfg: TrainConfig, total_steps: int, policy: str, learning_rate: float | None = None
+    training: TrainConfig, total_steps: int, policy: str, learning_rate: float | None = None
 ) -> keras.optimizers.Optimizer:
     """Adam with the configured schedule, peaking at `learning_rate` (default: the configured one), with loss
     scaling under float16."""
-    learning_rate = tcfg.learning_rate if learning_rate is None else learning_rate
+    learning_rate = training.learning_rate if learning_rate is None else learning_rate
     peak = learning_rate
-    warmup = min(tcfg.warmup_steps, max(total_steps - 1, 0))
-    if tcfg.schedule == "cosine" or warmup:
+    warmup = min(training.warmup_steps, max(total_steps - 1, 0))
+    if training.schedule == "cosine" or warmup:
         # A linear warm-up from zero, then cosine decay to zero, or (alpha=1) a constant rate.
         learning_rate = keras.optimizers.schedules.CosineDecay(
             0.0 if warmup else peak,
             decay_steps=max(total_steps - warmup, 1),
-            alpha=0.0 if tcfg.schedule == "cosine" else 1.0,
+            alpha=0.0 if training.schedule == "cosine" else 1.0,
             warmup_target=peak if warmup else None,
             warmup_steps=warmup,
         )
