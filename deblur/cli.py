@@ -10,7 +10,15 @@ import typer
 from tqdm import tqdm
 from typer.core import TyperGroup
 
-from deblur.config import Blur, EvaluationSplit, InferencePrecision, Precision, Strategy, TimingsPreset
+from deblur.config import (
+    Blur,
+    EvaluationSplit,
+    InferencePrecision,
+    Precision,
+    Strategy,
+    SynthConfig,
+    TimingsPreset,
+)
 from deblur.console import hide_native_noise
 from deblur.errors import DeblurError
 from deblur.imageio import DEFAULT_MAX_PIXELS, WriteFormat  # light: Pillow and NumPy only
@@ -267,6 +275,9 @@ data_app = typer.Typer(help="Make and check datasets.", no_args_is_help=True)
 app.add_typer(data_app, name="data")
 
 
+_BUILT_IN = SynthConfig()
+
+
 @data_app.command("synth")
 def data_synth(
     src: Annotated[Path, typer.Option(help="Folder of sharp photos (searched recursively).")],
@@ -277,7 +288,8 @@ def data_synth(
             "--config",
             "-c",
             help="Take the blur recipe (data.synth) from this config, e.g. pretrained; the options "
-            "below override it. Default: the built-in recipe (kernel blur, 3-11 px, noise 0.01, 4 per photo).",
+            f"below override it. Default: the built-in recipe ({_BUILT_IN.blur} blur, {_BUILT_IN.min_length:g}-"
+            f"{_BUILT_IN.max_length:g} px, noise {_BUILT_IN.noise:g}, {_BUILT_IN.pairs_per_photo} per photo).",
         ),
     ] = None,
     per_image: Annotated[int | None, typer.Option(min=1, help="Blurry versions of each photo.")] = None,
