@@ -23,6 +23,7 @@ _EXPORTS = {
     "deblur_image": "deblur.inference",
     "deblur_file": "deblur.inference",
     "load_deblurrer": "deblur.inference",
+    "deblur_photos": "deblur.inference",
     "run_timings": "deblur.timings.run",
     "synthesize_pairs": "deblur.data.make_pairs",
     "evaluate": "deblur.evaluation.evaluate",

@@ -186,17 +186,22 @@ def predict(
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bars.")] = False,
 ) -> None:
     """Deblur photos of any size with a trained model."""
-    from deblur.inference import PredictOptions, load_deblurrer, predict_files
-    from deblur.paths import choose_model
-
-    chosen = choose_model(model)
-    deblurrer = load_deblurrer(chosen.path, precision=precision, tile=tile, overlap=overlap)
-    typer.echo(f"model: {chosen.description}, in {deblurrer.precision}")
+    from deblur.inference import PredictOptions, deblur_photos
 
     bars = ProgressBars(quiet)
-    options = PredictOptions(fmt, overwrite, side_by_side, max_pixels)
     try:
-        report = predict_files(inputs, deblurrer, chosen.path, out, options, progress=bars)
+        options = PredictOptions(fmt, overwrite, side_by_side, max_pixels)
+        report = deblur_photos(
+            inputs,
+            out,
+            model=model,
+            precision=precision,
+            tile=tile,
+            overlap=overlap,
+            options=options,
+            progress=bars,
+            log=typer.echo,
+        )
     finally:
         bars.close()
     for path in report.written:
@@ -376,10 +381,9 @@ def evaluate(
     """Full-image PSNR and SSIM of a model, the blurry input and classical deblurring, per image and mean."""
     from deblur.evaluation.evaluate import evaluate_model
     from deblur.evaluation.table import results_table
-    from deblur.paths import choose_model
 
     report = evaluate_model(
-        choose_model(model).path,
+        model,
         data,
         split=split,
         limit=limit,

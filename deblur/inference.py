@@ -15,6 +15,7 @@ from deblur.config import InferencePrecision
 from deblur.errors import DeblurError, OutputExistsError, SettingError
 from deblur.imageio import DEFAULT_MAX_PIXELS, WRITE_FORMATS, ImageReadError, find_images, read_photo, write_photo
 from deblur.model import MIN_SIDE
+from deblur.paths import choose_model
 
 DEFAULT_TILE = 1024  # the largest tile side
 DEFAULT_OVERLAP = 64  # wide enough that tiles agree where they are blended (see tests/test_inference.py)
@@ -251,6 +252,26 @@ class PredictOptions:
             raise SettingError(
                 f"format must be one of {', '.join(WRITE_FORMATS)}; got {self.fmt!r}", settings=("format",)
             )
+
+
+def deblur_photos(
+    inputs: list[Path],
+    out_dir: Path,
+    *,
+    model: str | Path | None = None,
+    precision: str = "auto",
+    tile: int = DEFAULT_TILE,
+    overlap: int = DEFAULT_OVERLAP,
+    options: PredictOptions = PredictOptions(),
+    progress: Progress | None = None,
+    log: Callable[[str], None] = print,
+) -> PredictReport:
+    """`deblur predict`: choose and load the model (`model` as `deblur.paths.choose_model` takes it), say which,
+    and deblur every image in `inputs` into `out_dir`."""
+    chosen = choose_model(model)
+    deblurrer = load_deblurrer(chosen.path, precision=precision, tile=tile, overlap=overlap)
+    log(f"model: {chosen.description}, in {deblurrer.precision}")
+    return predict_files(inputs, deblurrer, chosen.path, out_dir, options, progress)
 
 
 def predict_files(

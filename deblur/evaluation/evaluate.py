@@ -25,6 +25,7 @@ from deblur.evaluation.baselines import WITH_KERNEL, WITHOUT_KERNEL
 from deblur.files import atomic_write_text
 from deblur.inference import Deblurrer, load_deblurrer
 from deblur.losses import psnr, ssim
+from deblur.paths import choose_model
 
 SPLITS = get_args(EvaluationSplit)
 
@@ -131,7 +132,7 @@ def evaluate(
 
 
 def evaluate_model(
-    model_path: str | Path,
+    model: str | Path | None,
     data: str | Path,
     *,
     split: str = "val",
@@ -143,20 +144,22 @@ def evaluate_model(
     progress: bool = True,
     log: Callable[[str], None] = print,
 ) -> EvaluationReport:
-    """`deblur evaluate`: load the model, score it on the pairs of `data`, and write the report as JSON to `out`
-    (atomically; an existing file only with `overwrite`, checked before anything runs)."""
+    """`deblur evaluate`: load the model (`model` as `deblur.paths.choose_model` takes it), score it on the pairs
+    of `data`, and write the report as JSON to `out` (atomically; an existing file only with `overwrite`, checked
+    before anything runs)."""
     out = None if out is None else Path(out)
     if out is not None and out.exists() and not overwrite:
         raise OutputExistsError(
             f"{out} already exists: choose another file or allow overwriting", settings=("out", "overwrite")
         )
+    chosen = choose_model(model)
     pairs = evaluation_pairs(data, split, limit)
-    deblurrer = load_deblurrer(model_path, precision=precision)
-    log(f"model: {model_path} ({deblurrer.precision}); {len(pairs)} {split} pair(s) from {data}")
+    deblurrer = load_deblurrer(chosen.path, precision=precision)
+    log(f"model: {chosen.description}, in {deblurrer.precision}; {len(pairs)} {split} pair(s) from {data}")
     report = evaluate(
         deblurrer,
         pairs,
-        model_name=str(model_path),
+        model_name=str(chosen.path),
         data_name=str(data),
         split=split,
         baselines=baselines,
