@@ -71,6 +71,8 @@ class Deblurrer:
     def __call__(self, image: np.ndarray, on_tiles: Callable[[int], None] | None = None) -> np.ndarray:
         image = np.asarray(image, dtype=np.float32)
         height, width = image.shape[:2]
+        if min(height, width) < MIN_SIDE:
+            raise DeblurError(f"{width}x{height} is too small (at least {MIN_SIDE} px a side)")
         tiles = self.tiles(height, width)
         if len(tiles) == 1:
             result = np.asarray(self.model.predict_on_batch(image[None]))[0]

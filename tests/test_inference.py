@@ -7,7 +7,7 @@ from typer.testing import CliRunner
 
 from deblur.cli import app
 from deblur.config import Config, ModelConfig, config_to_yaml
-from deblur.errors import SettingError
+from deblur.errors import DeblurError, SettingError
 from deblur.imageio import ImageReadError, read_photo
 from deblur.inference import Deblurrer, ModelLoadError, PredictOptions, deblur_file, load_deblurrer, predict_files
 from deblur.model import build_generator
@@ -272,3 +272,8 @@ def test_too_small_and_animated_photos_in_a_folder(identity_model, tmp_path):
     assert "2 written, 1 failed" in result.output
     assert Image.open(out / "b_animated.png").size == (20, 16)  # its first frame
     assert (out / "c_good.png").is_file() and not (out / "a_tiny.png").exists()
+
+
+def test_too_small_for_the_library_too(identity_model):
+    with pytest.raises(DeblurError, match="4x3 is too small"):
+        load_deblurrer(identity_model)(np.zeros((3, 4, 3), dtype=np.float32))
