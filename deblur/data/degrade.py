@@ -5,8 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from deblur.config import SynthConfig
-from deblur.data.motion import GAMMA, camera_path, motion_blur
-from deblur.data.synth import apply_blur, random_kernel
+from deblur.data.synth import GAMMA, apply_blur, random_kernel
 
 
 def degrade(sharp: np.ndarray, rng: np.random.Generator, synth: SynthConfig) -> tuple[np.ndarray, np.ndarray | None]:
@@ -20,6 +19,8 @@ def degrade(sharp: np.ndarray, rng: np.random.Generator, synth: SynthConfig) -> 
         else:
             blurred = apply_blur(image, kernel)
     else:
+        from deblur.data.motion import camera_path, motion_blur  # TensorFlow: loaded only for motion blur
+
         kernel = None
         length = rng.uniform(synth.min_length, synth.max_length)
         frames = camera_path(rng, length, synth.max_rotation, synth.max_zoom, image.shape[:2])

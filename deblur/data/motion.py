@@ -15,9 +15,8 @@ import math
 import numpy as np
 import tensorflow as tf
 
-from deblur.data.synth import shake_trajectory
+from deblur.data.synth import GAMMA, shake_trajectory
 
-GAMMA = 2.2  # GOPRO's approximation of the camera response, used to average in linear light
 STEP = 0.75  # at most this many pixels between two frames, so that the average looks continuous
 
 

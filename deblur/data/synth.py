@@ -11,6 +11,8 @@ from __future__ import annotations
 import numpy as np
 from scipy.signal import fftconvolve
 
+GAMMA = 2.2  # GOPRO's approximation of the camera response, used to blur in linear light
+
 
 def shake_trajectory(rng: np.random.Generator, length: float, points: int = 1000) -> np.ndarray:
     """A random camera-shake path as complex positions, scaled so its larger extent is `length` pixels."""
