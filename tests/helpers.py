@@ -31,3 +31,15 @@ def make_flat_dataset(root, count: int = 4, size: tuple[int, int] = (48, 64), se
         write_image(root / "blur" / f"{i:03d}.png", blurry)
         write_image(root / "sharp" / f"{i:03d}.png", 255 - blurry)
     return root
+
+
+def quiet_train(config, out, messages=None):
+    """Train without progress bars, collecting the log lines in `messages` if given."""
+    from deblur.training.trainer import train
+
+    return train(config, out, progress=False, log=(messages.append if messages is not None else lambda _: None))
+
+
+def largest_difference(a, b) -> float:
+    """The largest absolute difference between two models' weights."""
+    return max(float(np.abs(x - y).max()) for x, y in zip(a.get_weights(), b.get_weights(), strict=True))

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 import yaml
-from helpers import make_flat_dataset, smoke_config, write_image
+from helpers import largest_difference, make_flat_dataset, quiet_train, smoke_config, write_image
 
 from deblur.config import SynthConfig, config_to_dict
 from deblur.data.degrade import degrade
@@ -15,7 +15,7 @@ from deblur.model import build_generator
 from deblur.training import trainer
 from deblur.training.checkpoints import RunFolder, RunFolderError, read_metrics, weights_fingerprint
 from deblur.training.optim import build_optimizer, scaled_learning_rate
-from deblur.training.trainer import TrainingError, TrainingInterrupted, train
+from deblur.training.trainer import TrainingError, TrainingInterrupted
 
 METRIC_KEYS = [
     "epoch",
@@ -27,10 +27,6 @@ METRIC_KEYS = [
     "val_ssim_blurry",
     "images_per_second",
 ]
-
-
-def quiet_train(config, out, messages=None):
-    return train(config, out, progress=False, log=(messages.append if messages is not None else lambda _: None))
 
 
 def test_smoke_run_writes_model_config_and_metrics(tmp_path):
@@ -267,10 +263,6 @@ def test_fine_tuning_starts_from_the_given_weights(tmp_path):
     assert largest_difference(first.model, tuned.model) < 0.01
     fresh = quiet_train(smoke_config("train.epochs=1", "train.steps_per_epoch=1"), tmp_path / "fresh")
     assert largest_difference(first.model, fresh.model) > 0.1
-
-
-def largest_difference(a, b) -> float:
-    return max(float(np.abs(x - y).max()) for x, y in zip(a.get_weights(), b.get_weights(), strict=True))
 
 
 def test_fine_tuning_refuses_another_architecture(tmp_path):

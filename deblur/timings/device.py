@@ -13,13 +13,19 @@ from deblur.training.precision import cpu_bf16_flags
 
 
 def cpu_name(cpuinfo: Path = Path("/proc/cpuinfo")) -> str:
+    """The CPU's model name with its family and model numbers: VMs often report a bare "AMD EPYC", and the family
+    tells a Zen 4 (25) from a Zen 5 (26), whose speeds differ by 2x."""
     try:
+        fields: dict[str, str] = {}
         for line in cpuinfo.read_text().splitlines():
-            if line.startswith("model name"):
-                return line.partition(":")[2].strip()
+            key, _, value = line.partition(":")
+            fields.setdefault(key.strip(), value.strip())
     except OSError:
-        pass
-    return platform.processor() or platform.machine()
+        fields = {}
+    name = fields.get("model name") or platform.processor() or platform.machine()
+    if "cpu family" in fields and "model" in fields:
+        return f"{name} (family {fields['cpu family']}, model {fields['model']})"
+    return name
 
 
 def gpu_descriptions() -> list[str]:

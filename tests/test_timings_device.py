@@ -1,0 +1,18 @@
+"""The device description that timings and benchmarks print beside every figure."""
+
+from deblur.timings.device import cpu_name
+
+
+def test_cpu_name_carries_family_and_model(tmp_path):
+    cpuinfo = tmp_path / "cpuinfo"
+    cpuinfo.write_text(
+        "processor\t: 0\ncpu family\t: 26\nmodel\t\t: 2\nmodel name\t: AMD EPYC\n"
+        "processor\t: 1\ncpu family\t: 26\nmodel\t\t: 2\nmodel name\t: AMD EPYC\n"
+    )
+    assert cpu_name(cpuinfo) == "AMD EPYC (family 26, model 2)"
+
+
+def test_cpu_name_without_family(tmp_path):
+    cpuinfo = tmp_path / "cpuinfo"
+    cpuinfo.write_text("processor\t: 0\nmodel name\t: Some CPU\n")
+    assert cpu_name(cpuinfo) == "Some CPU"
