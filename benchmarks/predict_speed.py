@@ -10,7 +10,10 @@
 3. With --model (a trained model.keras with its config.yaml): the validation PSNR of its output in float32 and in
    bfloat16 on the demo validation photos, and the difference.
 
-    python benchmarks/predict_speed.py [--model runs/<time>/model.keras] [--sizes 0.3 1 4 24] [--photos 4]
+With --timed pretrained, steps 1 and 2 time the model shipped with deblur instead of the full-size generator.
+
+    python benchmarks/predict_speed.py [--timed full|pretrained] [--model runs/<time>/model.keras]
+                                       [--sizes 0.3 1 4 24] [--photos 4]
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ from deblur.data.demo import ensure_demo_dataset
 from deblur.imageio import read_photo
 from deblur.inference import Deblurrer, load_deblurrer, predict_files
 from deblur.model import build_generator
+from deblur.paths import shipped_model
 from deblur.timings.device import cpu_name
 from deblur.timings.flops import achieved, forward_flops_per_pixel, matmul_rate
 from deblur.training.precision import cpu_bf16_flags
@@ -91,6 +95,7 @@ def psnr(a: np.ndarray, b: np.ndarray) -> float:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--timed", choices=("full", "pretrained"), default="full", help="the model to time")
     parser.add_argument("--model", type=Path, help="a trained model.keras for the bfloat16 accuracy check")
     parser.add_argument("--sizes", type=float, nargs="*", default=sorted(SHAPES), choices=sorted(SHAPES))
     parser.add_argument("--photos", type=int, default=4, help="1280x720 photos per precision")
@@ -102,10 +107,13 @@ def main() -> None:
 
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
-        path = full_size_model(tmp)
+        path = full_size_model(tmp) if args.timed == "full" else shipped_model()
+        if path is None:
+            raise SystemExit("this copy of deblur has no pretrained model")
         models = {p: load_deblurrer(path, precision=p) for p in precisions}
         flops_per_pixel = forward_flops_per_pixel(models["float32"].model)
-        print(f"full-size generator: {flops_per_pixel / 1e6:.3f} MFLOP per pixel forward")
+        name = "full-size generator" if args.timed == "full" else f"pretrained model ({path})"
+        print(f"{name}: {flops_per_pixel / 1e6:.3f} MFLOP per pixel forward")
         photos = write_photos(tmp / "hd", 720, 1280, args.photos)
         for precision, deblurrer in models.items():
             seconds = timed_predict(deblurrer, path, photos, tmp / f"out-{precision}")

@@ -1,0 +1,93 @@
+"""The pretrained model shipped in the package: in the wheel, loadable in safe mode once installed, better than the
+blurry input on blur its recipe covers, and a starting point for fine-tuning."""
+
+import shutil
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import numpy as np
+import pytest
+import yaml
+from helpers import largest_difference, make_flat_dataset, quiet_train, smoke_config
+from skimage import data
+from skimage.metrics import peak_signal_noise_ratio
+
+from deblur.data.synth import apply_blur, random_kernel
+from deblur.inference import deblur_image, load_deblurrer
+from deblur.paths import shipped_model
+
+ROOT = Path(__file__).resolve().parents[1]
+SHIPPED = ("model.keras", "config.yaml", "MODEL_CARD.md")
+
+
+def test_this_copy_ships_a_model_with_its_config_and_card():
+    model = shipped_model()
+    assert model is not None
+    for name in SHIPPED:
+        assert (model.parent / name).is_file(), name
+    assert model.stat().st_size < 25 * 2**20
+
+
+@pytest.mark.slow
+def test_an_installed_wheel_has_the_model_and_loads_it_in_safe_mode(tmp_path):
+    # A non-editable install: build the wheel as pip would (offline, with this environment's setuptools) from a
+    # copy of what the build reads (so no build/ folder is left in the checkout), install it into a folder of its
+    # own, and load the model from there in a fresh interpreter.
+    source = tmp_path / "source"
+    shutil.copytree(ROOT / "deblur", source / "deblur", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(ROOT / "configs", source / "configs")
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copy(ROOT / name, source)
+    pip = [sys.executable, "-m", "pip", "-q"]
+    subprocess.run([*pip, "wheel", "--no-deps", "--no-build-isolation", "-w", tmp_path, source], check=True)
+    (wheel,) = tmp_path.glob("*.whl")
+    assert {f"deblur/weights/{name}" for name in SHIPPED} <= set(zipfile.ZipFile(wheel).namelist())
+    site = tmp_path / "site"
+    subprocess.run([*pip, "install", "--no-deps", "--target", site, wheel], check=True)
+    check = (
+        "import keras, deblur.model\n"
+        "from deblur.paths import shipped_model\n"
+        "path = shipped_model()\n"
+        "keras.saving.load_model(path, safe_mode=True, compile=False)\n"
+        "print(path)\n"
+    )
+    run = subprocess.run(
+        [sys.executable, "-c", check], cwd=tmp_path, env={"PYTHONPATH": str(site)}, capture_output=True, text=True
+    )
+    assert run.returncode == 0, run.stderr
+    assert Path(run.stdout.strip()).is_relative_to(site)
+
+
+def test_the_shipped_model_sharpens_a_photo_blurred_as_its_recipe_does():
+    # A photo the model never saw (scikit-image's, not the training photos), a shake kernel of 12-16 px (the
+    # recipe's range is 3-32 px) and the recipe's noise.
+    rng = np.random.default_rng(0)
+    sharp = data.chelsea().astype(np.float32) / 255.0
+    blurry = apply_blur(sharp, random_kernel(rng, 12.0, 16.0)) + rng.normal(0.0, 0.01, sharp.shape)
+    blurry = np.clip(np.round(blurry * 255.0), 0, 255).astype(np.float32) / 255.0
+    restored = deblur_image(blurry, load_deblurrer(shipped_model(), precision="float32"))
+    gain = peak_signal_noise_ratio(sharp, restored, data_range=1.0) - peak_signal_noise_ratio(
+        sharp, blurry, data_range=1.0
+    )
+    assert gain > 0.5  # 1.24 dB measured with the shipped weights
+
+
+@pytest.mark.slow
+def test_fine_tuning_from_the_shipped_model_runs(tmp_path):
+    shipped = shipped_model()
+    architecture = yaml.safe_load((shipped.parent / "config.yaml").read_text())["model"]
+    config = smoke_config(
+        *(f"model.{key}={value}" for key, value in architecture.items()),
+        "train.init=pretrained",
+        "train.epochs=1",
+        "train.steps_per_epoch=1",
+        "train.learning_rate=0.00001",
+        f"data.root={make_flat_dataset(tmp_path / 'data', size=(64, 64))}",
+    )
+    messages = []
+    tuned = quiet_train(config, tmp_path / "run", messages)
+    assert any(f"starting from the weights of {shipped}" in m for m in messages)
+    assert np.isfinite(tuned.metrics[-1]["loss"])
+    assert largest_difference(load_deblurrer(shipped, precision="float32").model, tuned.model) < 0.001
