@@ -5,6 +5,7 @@ import pytest
 from PIL import Image
 from typer.testing import CliRunner
 
+from deblur import paths
 from deblur.cli import app
 from deblur.config import Config, ModelConfig, config_to_yaml
 from deblur.errors import DeblurError, SettingError
@@ -212,20 +213,24 @@ def test_not_a_deblur_model(tmp_path):
         load_deblurrer(tmp_path / "dense.keras")
 
 
-def test_no_model_says_train_first(tmp_path, monkeypatch):
+def test_a_copy_without_a_shipped_model_and_no_run_says_train_first(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(paths, "shipped_model", lambda: None)
     result = runner.invoke(app, ["predict", "x.png"])
     assert result.exit_code == 1 and "train one first" in result.output
 
 
-def test_newest_run_is_the_default_model(identity_model, tmp_path, monkeypatch):
+def test_the_shipped_model_is_the_default_and_latest_takes_the_newest_run(identity_model, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     save_model(tmp_path / "runs" / "20260101-000000")
     Image.fromarray(noise((16, 16, 3))).save(tmp_path / "x.png")
     result = runner.invoke(app, ["predict", "x.png", "-q"])
     assert result.exit_code == 0, result.output
-    assert "model: runs/20260101-000000/model.keras" in result.output
-    assert (tmp_path / "deblurred" / "x.png").is_file()
+    assert f"model: the pretrained model shipped with deblur ({paths.shipped_model()})" in result.output
+    result = runner.invoke(app, ["predict", "x.png", "-q", "--model", "latest", "--out", "mine"])
+    assert result.exit_code == 0, result.output
+    assert "model: runs/20260101-000000/model.keras, the newest training run" in result.output
+    assert (tmp_path / "deblurred" / "x.png").is_file() and (tmp_path / "mine" / "x.png").is_file()
 
 
 def test_bfloat16_inference_close_to_float32(random_model):
