@@ -14,7 +14,8 @@ from helpers import largest_difference, make_flat_dataset, quiet_train, smoke_co
 from skimage import data
 from skimage.metrics import peak_signal_noise_ratio
 
-from deblur.data.synth import apply_blur, random_kernel
+from deblur.config import SynthConfig
+from deblur.data.degrade import degrade
 from deblur.inference import deblur_image, load_deblurrer
 from deblur.paths import shipped_model
 
@@ -63,10 +64,9 @@ def test_an_installed_wheel_has_the_model_and_loads_it_in_safe_mode(tmp_path):
 def test_the_shipped_model_sharpens_a_photo_blurred_as_its_recipe_does():
     # A photo the model never saw (scikit-image's, not the training photos), a shake kernel of 12-16 px (the
     # recipe's range is 3-32 px) and the recipe's noise.
-    rng = np.random.default_rng(0)
-    sharp = data.chelsea().astype(np.float32) / 255.0
-    blurry = apply_blur(sharp, random_kernel(rng, 12.0, 16.0)) + rng.normal(0.0, 0.01, sharp.shape)
-    blurry = np.clip(np.round(blurry * 255.0), 0, 255).astype(np.float32) / 255.0
+    sharp = data.chelsea()
+    blurry, _ = degrade(sharp, np.random.default_rng(0), SynthConfig(min_length=12.0, max_length=16.0, noise=0.01))
+    sharp, blurry = sharp.astype(np.float32) / 255.0, blurry.astype(np.float32) / 255.0
     restored = deblur_image(blurry, load_deblurrer(shipped_model(), precision="float32"))
     gain = peak_signal_noise_ratio(sharp, restored, data_range=1.0) - peak_signal_noise_ratio(
         sharp, blurry, data_range=1.0
