@@ -295,7 +295,7 @@ def predict_files(
             report.failed.append((path, ImageReadError(f"{path}: no such file")))
     images = [(path, name) for path, name in images if path.exists()]
     outputs = output_paths(images, out_dir, options.fmt)
-    if progress:
+    if progress and images:  # no bar at all when every input was missing
         progress.start(len(images))
     for path, _ in images:
         try:

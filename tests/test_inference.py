@@ -134,25 +134,36 @@ def test_folder_with_a_corrupt_file(identity_model, tmp_path):
     assert sorted(p.name for p in (tmp_path / "out").rglob("*")) == ["good.png", "sub"]  # no temporary files
 
 
+class ProgressRecorder:
+    def __init__(self) -> None:
+        self.events: list[tuple] = []
+
+    def start(self, images):
+        self.events.append(("start", images))
+
+    def image(self, name, tiles):
+        self.events.append(("image", name, tiles))
+        return lambda done: self.events.append(("tiles", done))
+
+    def finished(self):
+        self.events.append(("finished",))
+
+
 def test_progress_counts_every_image(identity_model, tmp_path):
     Image.fromarray(noise((16, 16, 3))).save(tmp_path / "good.png")
     (tmp_path / "bad.jpg").write_bytes(b"junk")
-    events = []
-
-    class Recorder:
-        def start(self, images):
-            events.append(("start", images))
-
-        def image(self, name, tiles):
-            events.append(("image", name, tiles))
-            return lambda done: events.append(("tiles", done))
-
-        def finished(self):
-            events.append(("finished",))
-
+    recorder = ProgressRecorder()
     paths = [tmp_path / "bad.jpg", tmp_path / "good.png"]
-    predict_files(paths, load_deblurrer(identity_model), identity_model, tmp_path / "out", progress=Recorder())
-    assert events == [("start", 2), ("finished",), ("image", "good.png", 1), ("tiles", 1), ("finished",)]
+    predict_files(paths, load_deblurrer(identity_model), identity_model, tmp_path / "out", progress=recorder)
+    assert recorder.events == [("start", 2), ("finished",), ("image", "good.png", 1), ("tiles", 1), ("finished",)]
+
+
+def test_no_progress_bar_when_every_input_is_missing(identity_model, tmp_path):
+    recorder = ProgressRecorder()
+    missing = [tmp_path / "gone.png"]
+    report = predict_files(missing, load_deblurrer(identity_model), identity_model, tmp_path / "out", progress=recorder)
+    assert recorder.events == []
+    assert [path for path, _ in report.failed] == missing
 
 
 def test_cli_exit_code_and_summary(identity_model, tmp_path):
