@@ -44,6 +44,7 @@ def test_table_and_json_side_by_side(synthetic, tmp_path):
     report = json.loads(out.read_text())
     assert report["methods"] == ["model", "blurry", "richardson-lucy", "wiener"]
     assert report["split"] == "val" and report["mean"]["images"] == 2 == len(report["images"])
+    assert report["precision"] == "float32" and report["ensemble"] == 1
     for image in report["images"]:
         assert image["kernel"] is True
         assert set(image["psnr"]) == set(image["ssim"]) == set(report["methods"])
@@ -97,12 +98,16 @@ def test_without_kernels_the_baseline_is_unsharp_masking(synthetic, tmp_path):
             "all",
             "--limit",
             "3",
+            "--ensemble",
+            "2",
             "-q",
         ],
     )
     assert result.exit_code == 0, result.output
+    assert "averaged over 2 mirrored/turned copies" in result.output
     report = json.loads(out.read_text())
     assert report["methods"] == ["model", "blurry", "unsharp-mask"] and len(report["images"]) == 3
+    assert report["ensemble"] == 2
 
 
 def test_existing_results_are_kept(synthetic, tmp_path):

@@ -35,6 +35,21 @@ def random_model(tmp_path):
     return save_model(tmp_path / "random", zero_init_output=False, width=6, blocks=2)
 
 
+class ProgressRecorder:
+    def __init__(self) -> None:
+        self.events: list[tuple] = []
+
+    def start(self, images):
+        self.events.append(("start", images))
+
+    def image(self, name, tiles):
+        self.events.append(("image", name, tiles))
+        return lambda done: self.events.append(("tiles", done))
+
+    def finished(self):
+        self.events.append(("finished",))
+
+
 def noise(shape, seed=0):
     return np.random.default_rng(seed).integers(0, 256, shape, dtype=np.uint8)
 
@@ -52,6 +67,53 @@ def test_tiled_matches_untiled(random_model):
     assert np.abs(result - expected).max() < 0.05
     batched = Deblurrer(whole.model, tile=128, overlap=48, call_pixels=2 * 128 * 116)  # two tiles a call
     np.testing.assert_allclose(batched(image), result, atol=1e-5)
+
+
+@pytest.mark.parametrize("call_pixels", [10**6, 1])  # whole, and in tiles (which a transpose reshapes)
+def test_ensemble_copies_are_turned_back(identity_model, call_pixels):
+    # The identity model returns each copy as given: only turning every copy back exactly restores the image.
+    image = np.random.default_rng(2).random((72, 56, 3)).astype("float32")
+    for ensemble in (2, 4, 8):
+        deblurrer = Deblurrer(load_deblurrer(identity_model).model, tile=32, overlap=8, call_pixels=call_pixels)
+        deblurrer.ensemble = ensemble
+        np.testing.assert_allclose(deblurrer(image), image, atol=1e-6)
+
+
+def test_ensemble_averages_the_mirrored_and_turned_copies(random_model):
+    single = load_deblurrer(random_model)
+    image = np.random.default_rng(3).random((48, 40, 3)).astype("float32")
+
+    def through(turn, undo):  # the model's output for a turned copy, turned back
+        return undo(single(np.ascontiguousarray(turn(image))))
+
+    copies = [through(lambda x, k=k: np.rot90(x, k), lambda y, k=k: np.rot90(y, -k)) for k in range(4)]
+    copies += [
+        through(lambda x, k=k: np.rot90(x[:, ::-1], k), lambda y, k=k: np.rot90(y, -k)[:, ::-1]) for k in range(4)
+    ]
+    assert np.abs(copies[4] - copies[0]).max() > 1e-3  # a random model is not mirror-symmetric
+    np.testing.assert_allclose(load_deblurrer(random_model, ensemble=2)(image), (copies[0] + copies[4]) / 2, atol=1e-5)
+    four = (copies[0] + copies[2] + copies[4] + copies[6]) / 4  # as it is, mirrored, flipped, half-turned
+    np.testing.assert_allclose(load_deblurrer(random_model, ensemble=4)(image), four, atol=1e-5)
+    np.testing.assert_allclose(load_deblurrer(random_model, ensemble=8)(image), np.mean(copies, axis=0), atol=1e-5)
+
+
+def test_progress_counts_the_tiles_of_every_copy(identity_model, tmp_path):
+    Image.fromarray(noise((48, 40, 3))).save(tmp_path / "in.png")
+    deblurrer = Deblurrer(load_deblurrer(identity_model).model, tile=32, overlap=8, call_pixels=1, ensemble=8)
+    assert len(deblurrer.tiles(48, 40)) == len(deblurrer.tiles(40, 48)) == 4 and deblurrer.calls(48, 40) == 32
+    recorder = ProgressRecorder()
+    predict_files([tmp_path / "in.png"], deblurrer, identity_model, tmp_path / "out", progress=recorder)
+    assert recorder.events[1] == ("image", "in.png", 32)
+    assert sum(event[1] for event in recorder.events if event[0] == "tiles") == 32
+
+
+def test_ensemble_must_be_a_power_of_two_up_to_8(identity_model, tmp_path):
+    with pytest.raises(SettingError, match="ensemble must be one of 1, 2, 4, 8: 3"):
+        load_deblurrer(identity_model, ensemble=3)
+    Image.fromarray(noise((16, 16, 3))).save(tmp_path / "in.png")
+    args = ["predict", str(tmp_path / "in.png"), "--model", str(identity_model), "--out", str(tmp_path / "out")]
+    result = runner.invoke(app, [*args, "--ensemble", "3", "-q"])
+    assert result.exit_code != 0 and "--ensemble" in result.output and not (tmp_path / "out").exists()
 
 
 @pytest.mark.parametrize("height, width, tile, overlap", [(200, 180, 100, 40), (203, 181, 96, 32), (150, 130, 64, 24)])
@@ -132,21 +194,6 @@ def test_folder_with_a_corrupt_file(identity_model, tmp_path):
     assert [path.name for path, _ in report.failed] == ["broken.jpg"]
     assert "broken.jpg: not a readable image" in str(report.failed[0][1])
     assert sorted(p.name for p in (tmp_path / "out").rglob("*")) == ["good.png", "sub"]  # no temporary files
-
-
-class ProgressRecorder:
-    def __init__(self) -> None:
-        self.events: list[tuple] = []
-
-    def start(self, images):
-        self.events.append(("start", images))
-
-    def image(self, name, tiles):
-        self.events.append(("image", name, tiles))
-        return lambda done: self.events.append(("tiles", done))
-
-    def finished(self):
-        self.events.append(("finished",))
 
 
 def test_progress_counts_every_image(identity_model, tmp_path):

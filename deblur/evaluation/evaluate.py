@@ -46,6 +46,8 @@ class EvaluationReport:
     model: str
     data: str
     split: str
+    precision: str = "float32"  # what the model ran in
+    ensemble: int = 1  # mirrored/turned copies averaged per image (deblur.inference.ENSEMBLES)
     images: list[ImageResult] = field(default_factory=list)
 
     def methods(self) -> list[str]:
@@ -68,6 +70,8 @@ class EvaluationReport:
             "model": self.model,
             "data": self.data,
             "split": self.split,
+            "precision": self.precision,
+            "ensemble": self.ensemble,
             "methods": self.methods(),
             "mean": {"psnr": self.mean("psnr"), "ssim": self.mean("ssim"), "images": len(self.images)},
             "images": [asdict(image) for image in self.images],
@@ -102,7 +106,7 @@ def evaluate(
     progress: bool = True,
 ) -> EvaluationReport:
     """Score the model, the blurry input and (with `baselines`) classical deblurring on every pair."""
-    report = EvaluationReport(model_name, data_name, split)
+    report = EvaluationReport(model_name, data_name, split, deblurrer.precision, deblurrer.ensemble)
     for pair in tqdm(pairs, desc="evaluating", unit="image", disable=not progress):
         blurry, sharp = _read(pair.blurry), _read(pair.sharp)
         outputs, seconds = {"blurry": blurry}, {}
@@ -138,6 +142,7 @@ def evaluate_model(
     split: str = "val",
     limit: int | None = None,
     precision: str = "auto",
+    ensemble: int = 1,
     baselines: bool = True,
     out: str | Path | None = None,
     overwrite: bool = False,
@@ -154,8 +159,9 @@ def evaluate_model(
         )
     chosen = choose_model(model)
     pairs = evaluation_pairs(data, split, limit)
-    deblurrer = load_deblurrer(chosen.path, precision=precision)
-    log(f"model: {chosen.description}, in {deblurrer.precision}; {len(pairs)} {split} pair(s) from {data}")
+    deblurrer = load_deblurrer(chosen.path, precision=precision, ensemble=ensemble)
+    copies = f" averaged over {ensemble} mirrored/turned copies" if ensemble > 1 else ""
+    log(f"model: {chosen.description}, in {deblurrer.precision}{copies}; {len(pairs)} {split} pair(s) from {data}")
     report = evaluate(
         deblurrer,
         pairs,
