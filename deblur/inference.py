@@ -121,7 +121,7 @@ class Deblurrer:
 # The eight ways to mirror and turn an image by quarter turns, as (transpose, flip rows, flip columns), in the order
 # an ensemble of 1, 2, 4 or 8 takes them. The model was trained on patches flipped and turned the same way, so
 # each copy is as good a guess as the image itself; their average keeps what they agree on. On the shipped model
-# and 11 real GOPRO pairs, 2 copies gained +0.07 dB and 4 copies +0.10 dB over 1 (see its model card).
+# and 11 real GOPRO pairs: +0.27 dB alone, +0.36 with 4 copies, +0.41 with 8 (its model card has each pair).
 TURNS = [(False, False, False), (False, False, True), (False, True, False), (False, True, True)]
 TURNS += [(True, *flips) for _, *flips in TURNS]
 ENSEMBLES = (1, 2, 4, 8)
