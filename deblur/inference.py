@@ -70,6 +70,12 @@ class Deblurrer:
         tile_w, lefts = _grid(_round_up(width), self.tile, self.overlap)
         return [(top, left, tile_h, tile_w) for top in tops for left in lefts]
 
+    @property
+    def settings(self) -> str:
+        """How it runs, for the log line of predict and evaluate: the precision, and the ensemble if any."""
+        copies = f", each image averaged over {self.ensemble} mirrored/turned copies" if self.ensemble > 1 else ""
+        return self.precision + copies
+
     def calls(self, height: int, width: int) -> int:
         """How many tiles deblurring a `height` x `width` image runs, over all the copies of the ensemble."""
         return sum(len(self.tiles(*_turned((height, width), turn))) for turn in TURNS[: self.ensemble])
@@ -325,12 +331,8 @@ def deblur_photos(
     and deblur every image in `inputs` into `out_dir`."""
     chosen = choose_model(model)
     deblurrer = load_deblurrer(chosen.path, precision=precision, tile=tile, overlap=overlap, ensemble=ensemble)
-    log(f"model: {chosen.description}, in {deblurrer.precision}{_ensemble_note(ensemble)}")
+    log(f"model: {chosen.description}, in {deblurrer.settings}")
     return predict_files(inputs, deblurrer, chosen.path, out_dir, options, progress)
-
-
-def _ensemble_note(ensemble: int) -> str:
-    return f", each image averaged over {ensemble} mirrored/turned copies" if ensemble > 1 else ""
 
 
 def predict_files(

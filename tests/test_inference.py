@@ -73,9 +73,9 @@ def test_tiled_matches_untiled(random_model):
 def test_ensemble_copies_are_turned_back(identity_model, call_pixels):
     # The identity model returns each copy as given: only turning every copy back exactly restores the image.
     image = np.random.default_rng(2).random((72, 56, 3)).astype("float32")
+    model = load_deblurrer(identity_model).model
     for ensemble in (2, 4, 8):
-        deblurrer = Deblurrer(load_deblurrer(identity_model).model, tile=32, overlap=8, call_pixels=call_pixels)
-        deblurrer.ensemble = ensemble
+        deblurrer = Deblurrer(model, tile=32, overlap=8, call_pixels=call_pixels, ensemble=ensemble)
         np.testing.assert_allclose(deblurrer(image), image, atol=1e-6)
 
 

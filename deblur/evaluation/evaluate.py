@@ -160,8 +160,7 @@ def evaluate_model(
     chosen = choose_model(model)
     pairs = evaluation_pairs(data, split, limit)
     deblurrer = load_deblurrer(chosen.path, precision=precision, ensemble=ensemble)
-    copies = f" averaged over {ensemble} mirrored/turned copies" if ensemble > 1 else ""
-    log(f"model: {chosen.description}, in {deblurrer.precision}{copies}; {len(pairs)} {split} pair(s) from {data}")
+    log(f"model: {chosen.description}, in {deblurrer.settings}; {len(pairs)} {split} pair(s) from {data}")
     report = evaluate(
         deblurrer,
         pairs,
