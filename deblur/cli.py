@@ -14,6 +14,7 @@ from deblur.config import (
     Blur,
     EvaluationSplit,
     InferencePrecision,
+    KernelPath,
     Precision,
     Strategy,
     SynthConfig,
@@ -317,6 +318,25 @@ def data_synth(
     max_zoom: Annotated[
         float | None, typer.Option(min=0.0, help="Motion blur: largest change of scale over the exposure (0.02).")
     ] = None,
+    path: Annotated[
+        KernelPath | None,
+        typer.Option(help="Kernel blur: shake (a wandering path), smooth (a line or arc, as GOPRO's) or mixed."),
+    ] = None,
+    varying: Annotated[
+        float | None,
+        typer.Option(
+            min=0.0,
+            max=1.0,
+            help="Kernel blur: share of photos blurred in random regions only (sharp or mild elsewhere).",
+        ),
+    ] = None,
+    min_frames: Annotated[
+        int | None,
+        typer.Option(min=0, help="Kernel blur: fewest video frames per exposure, sharp = the middle one (GOPRO's 7)."),
+    ] = None,
+    max_frames: Annotated[
+        int | None, typer.Option(min=0, help="Kernel blur: most video frames per exposure (GOPRO's 13); 0: continuous.")
+    ] = None,
     linear_light: Annotated[
         bool | None, typer.Option("--linear-light/--no-linear-light", help="Blur in linear light (gamma 2.2).")
     ] = None,
@@ -341,6 +361,10 @@ def data_synth(
         max_length=max_length,
         max_rotation=max_rotation,
         max_zoom=max_zoom,
+        path=path,
+        varying=varying,
+        min_frames=min_frames,
+        max_frames=max_frames,
         linear_light=linear_light,
         noise=noise,
     )

@@ -30,6 +30,7 @@ class ConfigError(DeblurError, ValueError):
 
 Norm = Literal["instance", "batch", "none"]
 Blur = Literal["kernel", "motion"]
+KernelPath = Literal["shake", "smooth", "mixed"]
 LrScaling = Literal["sqrt", "linear", "none"]
 Schedule = Literal["constant", "cosine"]
 Loss = Literal["l1", "charbonnier"]
@@ -73,6 +74,16 @@ class SynthConfig:
     linear_light: bool = False  # blur in linear light (gamma 2.2), as light adds up in a sensor
     max_rotation: float = 0.0  # motion: the largest camera roll over the exposure, in degrees
     max_zoom: float = 0.0  # motion: the largest change of scale over the exposure (0.02 = 2%)
+    # kernel: 0 blurs with a continuous exposure, aligned with the sharp photo on average; otherwise the kernel is
+    # min_frames to max_frames video frames along the path with the sharp photo the middle one, GOPRO's recipe
+    min_frames: int = 0
+    max_frames: int = 0
+    # kernel: the camera path; shake wanders (long handheld exposures), smooth is a line or gentle arc (short
+    # exposures, GOPRO's real pairs), mixed draws either with equal chance
+    path: KernelPath = "shake"
+    # kernel: the share of photos whose blur varies across the picture (the kernel over random soft-edged regions,
+    # elsewhere a kernel of at most min_length px or none), as near objects and moving subjects make it
+    varying: float = 0.0
 
     def __post_init__(self) -> None:
         # Floats stay floats whether written 7 or 7.0: the demo dataset's folder name hashes these values.
@@ -86,6 +97,21 @@ class SynthConfig:
         self.max_rotation, self.max_zoom = float(self.max_rotation), float(self.max_zoom)
         _check_range("data.synth.max_rotation", self.max_rotation, 0.0, 45.0)
         _check_range("data.synth.max_zoom", self.max_zoom, 0.0, 0.5)
+        _check_range("data.synth.min_frames", self.min_frames, 0, 1000)
+        _check_range("data.synth.max_frames", self.max_frames, 0, 1000)
+        if self.max_frames and not 2 <= self.min_frames <= self.max_frames:
+            raise ConfigError("data.synth.min_frames must be at least 2 and at most data.synth.max_frames")
+        if self.min_frames and not self.max_frames:
+            raise ConfigError("data.synth.min_frames needs data.synth.max_frames")
+        _check_choice("data.synth.path", self.path, KernelPath)
+        self.varying = float(self.varying)
+        _check_range("data.synth.varying", self.varying, 0.0, 1.0)
+        if self.varying and self.blur != "kernel":
+            raise ConfigError("data.synth.varying needs data.synth.blur=kernel")
+        if self.path != "shake" and self.blur != "kernel":
+            raise ConfigError("data.synth.path needs data.synth.blur=kernel")
+        if self.max_frames and self.blur != "kernel":
+            raise ConfigError("data.synth.min_frames and max_frames need data.synth.blur=kernel")
         if self.blur == "kernel" and (self.max_rotation or self.max_zoom):
             raise ConfigError("data.synth.max_rotation and max_zoom need data.synth.blur=motion (a kernel is uniform)")
 

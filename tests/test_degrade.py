@@ -6,7 +6,7 @@ import pytest
 from deblur.config import ConfigError, SynthConfig
 from deblur.data.degrade import degrade
 from deblur.data.motion import camera_path, motion_blur
-from deblur.data.synth import apply_blur
+from deblur.data.synth import apply_blur, random_kernel
 
 
 def detail(image: np.ndarray) -> float:
@@ -24,15 +24,17 @@ def sharp():
         SynthConfig(5, 9, 0.01),
         SynthConfig(5, 9, 0.01, linear_light=True),
         SynthConfig(5, 9, 0.01, blur="motion", linear_light=True, max_rotation=2.0, max_zoom=0.02),
+        SynthConfig(5, 9, 0.01, path="mixed", min_frames=7, max_frames=13),
+        SynthConfig(5, 9, 0.01, linear_light=True, varying=1.0),
     ],
-    ids=["kernel", "kernel-linear", "motion"],
+    ids=["kernel", "kernel-linear", "motion", "kernel-gopro-frames", "kernel-varying"],
 )
 def test_reproducible_and_blurs(sharp, synth):
     a, kernel_a = degrade(sharp, np.random.default_rng(7), synth)
     b, kernel_b = degrade(sharp, np.random.default_rng(7), synth)
     assert a.dtype == np.uint8 and a.shape == sharp.shape
     np.testing.assert_array_equal(a, b)
-    assert (kernel_a is None) == (synth.blur == "motion")
+    assert (kernel_a is None) == (synth.blur == "motion" or synth.varying == 1.0)
     if kernel_a is not None:
         np.testing.assert_array_equal(kernel_a, kernel_b)
     # Blur removes high frequencies: neighbouring pixels become much more alike.
@@ -74,6 +76,50 @@ def test_roll_blurs_the_far_side_more_than_the_centre():
     blurred = motion_blur(image, frames, linear=False)
     left, right = blurred[:, 5:40], blurred[:, 160:195]
     assert detail(right) < 0.7 * detail(left)
+
+
+def test_varying_blur_leaves_some_regions_sharper():
+    # A strong blur over some regions and at most a mild one elsewhere: the photo's detail differs from region to
+    # region far more than under one kernel.
+    sharp = np.random.default_rng(4).integers(0, 256, (256, 256, 3), dtype=np.uint8)
+    spreads = {}
+    for varying in (0.0, 1.0):
+        ratios = []
+        for seed in range(6):
+            blurry, _ = degrade(sharp, np.random.default_rng(seed), SynthConfig(15, 20, noise=0.0, varying=varying))
+            tiles = [
+                detail(blurry[y : y + 64, x : x + 64]) / detail(sharp[y : y + 64, x : x + 64])
+                for y in range(0, 256, 64)
+                for x in range(0, 256, 64)
+            ]
+            ratios.append(max(tiles) - min(tiles))
+        spreads[varying] = np.mean(ratios)
+    assert spreads[1.0] > 3 * spreads[0.0]
+
+
+def test_recipes_without_the_new_keys_keep_their_pairs(sharp):
+    # path and frames draw random numbers only when used: the shipped recipe's seed makes the same pairs as before.
+    blurry, kernel = degrade(sharp, np.random.default_rng(3), SynthConfig(5, 9, noise=0.0))
+    expected = random_kernel(np.random.default_rng(3), 5, 9)
+    np.testing.assert_array_equal(kernel, expected)
+
+
+@pytest.mark.parametrize(
+    ("settings", "message"),
+    [
+        ({"min_frames": 7}, "needs data.synth.max_frames"),
+        ({"min_frames": 1, "max_frames": 8}, "at least 2"),
+        ({"min_frames": 9, "max_frames": 8}, "at most data.synth.max_frames"),
+        ({"min_frames": 7, "max_frames": 8, "blur": "motion"}, "need data.synth.blur=kernel"),
+        ({"path": "smooth", "blur": "motion"}, "path needs data.synth.blur=kernel"),
+        ({"path": "zigzag"}, "data.synth.path"),
+        ({"varying": 1.5}, "data.synth.varying"),
+        ({"varying": 0.5, "blur": "motion"}, "varying needs data.synth.blur=kernel"),
+    ],
+)
+def test_bad_frames_and_paths_name_the_key(settings, message):
+    with pytest.raises(ConfigError, match=message):
+        SynthConfig(**settings)
 
 
 def test_roll_and_zoom_need_motion_blur():
