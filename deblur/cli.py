@@ -78,7 +78,11 @@ def fail(message: str, code: int = 1) -> typer.Exit:
 def train(
     config: Annotated[
         str | None,
-        typer.Option("--config", "-c", help="A config file, or a shipped one by name: demo, gopro, smoke."),
+        typer.Option(
+            "--config",
+            "-c",
+            help="A config file, or a shipped one by name: demo, gopro, pretrained, pretrained-finetune, smoke.",
+        ),
     ] = None,
     data: Annotated[
         Path | None,

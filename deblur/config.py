@@ -194,7 +194,7 @@ class Config:
 
 # === Loading and saving ===
 
-SHIPPED = ("demo", "gopro", "pretrained", "smoke")
+SHIPPED = ("demo", "gopro", "pretrained", "pretrained-finetune", "smoke")
 
 
 def shipped_config_path(name: str) -> Path:
@@ -203,7 +203,7 @@ def shipped_config_path(name: str) -> Path:
 
 
 def load_config(path: str | Path | None = None, overrides: list[str] | None = None) -> Config:
-    """Load a config file (or a shipped config by name: demo, gopro, pretrained, smoke) and apply `key=value` overrides.
+    """Load a config file (or a shipped config by name, one of `SHIPPED`) and apply `key=value` overrides.
 
     `path=None` loads the embedded default, `demo`. Unknown keys, wrong types and bad values raise
     `ConfigError` naming the file and key.
