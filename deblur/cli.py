@@ -310,6 +310,10 @@ def data_synth(
     ] = None,
     per_image: Annotated[int | None, typer.Option(min=1, help="Blurry versions of each photo.")] = None,
     seed: Annotated[int | None, typer.Option(help="Makes the blur and noise reproducible.")] = None,
+    holdout_seed: Annotated[
+        int | None,
+        typer.Option(help="Chooses the photos held out in test/ (default: --seed's); keep it across stages."),
+    ] = None,
     blur: Annotated[
         Blur | None,
         typer.Option(help="kernel: one shake kernel over the photo; motion: the photo moved along a camera path."),
@@ -360,6 +364,7 @@ def data_synth(
         config,
         pairs_per_photo=per_image,
         seed=seed,
+        holdout_seed=holdout_seed,
         blur=blur,
         min_length=min_length,
         max_length=max_length,

@@ -68,6 +68,9 @@ class SynthConfig:
     noise: float = 0.01  # std of Gaussian noise added to the blurry image, in [0, 1] units
     pairs_per_photo: int = 4  # different blurs per source photo
     seed: int = 0
+    # which photos `deblur data synth` holds out (None: seed's choice); a later stage of a recipe sets its first
+    # stage's seed here so that new blurs never reach the photos its evaluation holds out
+    holdout_seed: int | None = None
     # kernel: one shake kernel convolved over the whole photo (uniform blur, its kernel saved with the pair);
     # motion: the photo moved along a camera path and averaged, GOPRO's recipe (blur that varies across the photo)
     blur: Blur = "kernel"

@@ -72,6 +72,29 @@ def test_same_seed_same_pairs_other_photos_do_not_matter(tmp_path):
     np.testing.assert_array_equal(a, b)
 
 
+def held_out(tmp_path, name, synth):
+    src = tmp_path / "photos"
+    if not src.exists():
+        make_photos(src)
+    report = synthesize_pairs(src, tmp_path / name, synth, val_fraction=0.4, progress=False, log=lambda _: None)
+    return sorted(p.name for p in (report.out / "test").iterdir())
+
+
+def test_holdout_seed_keeps_the_held_out_photos_when_the_blur_seed_changes(tmp_path):
+    recipe = SynthConfig(pairs_per_photo=1, max_length=5.0)
+    first = held_out(tmp_path, "first", recipe)
+    by_seed = {seed: held_out(tmp_path, f"seed{seed}", replace(recipe, seed=seed)) for seed in (1, 2, 3)}
+    assert any(choice != first for choice in by_seed.values())  # without it, another seed holds out other photos
+    for seed in by_seed:
+        assert held_out(tmp_path, f"kept{seed}", replace(recipe, seed=seed, holdout_seed=0)) == first
+
+
+def test_the_two_stages_of_the_pretrained_recipe_hold_out_the_same_photos():
+    stage1, stage2 = load_config("pretrained").data.synth, load_config("pretrained-finetune").data.synth
+    assert stage2.seed != stage1.seed  # new blurs
+    assert stage2.holdout_seed == (stage1.seed if stage1.holdout_seed is None else stage1.holdout_seed)
+
+
 def test_a_bad_photo_writes_nothing_and_names_it(tmp_path):
     src = make_photos(tmp_path / "photos", names=("camera", "rocket"))
     (src / "broken.png").write_bytes(b"\x89PNG\r\n\x1a\n not really")
