@@ -118,6 +118,11 @@ class SynthConfig:
         if self.blur == "kernel" and (self.max_rotation or self.max_zoom):
             raise ConfigError("data.synth.max_rotation and max_zoom need data.synth.blur=motion (a kernel is uniform)")
 
+    @property
+    def photo_seed(self) -> int:
+        """The seed that chooses the held-out photos."""
+        return self.seed if self.holdout_seed is None else self.holdout_seed
+
 
 @dataclass
 class DataConfig:

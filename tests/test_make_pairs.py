@@ -92,7 +92,7 @@ def test_holdout_seed_keeps_the_held_out_photos_when_the_blur_seed_changes(tmp_p
 def test_the_two_stages_of_the_pretrained_recipe_hold_out_the_same_photos():
     stage1, stage2 = load_config("pretrained").data.synth, load_config("pretrained-finetune").data.synth
     assert stage2.seed != stage1.seed  # new blurs
-    assert stage2.holdout_seed == (stage1.seed if stage1.holdout_seed is None else stage1.holdout_seed)
+    assert stage2.photo_seed == stage1.photo_seed
 
 
 def test_a_bad_photo_writes_nothing_and_names_it(tmp_path):

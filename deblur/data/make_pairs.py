@@ -69,9 +69,7 @@ def synthesize_pairs(
     if not photos:
         raise DatasetError(f"no photos under {src} (JPEG, PNG, BMP, WebP or TIFF)")
     names = _sequence_names(src, photos)
-    order = np.random.default_rng(synth.seed if synth.holdout_seed is None else synth.holdout_seed).permutation(
-        len(photos)
-    )
+    order = np.random.default_rng(synth.photo_seed).permutation(len(photos))
     held_out = round(len(photos) * val_fraction) if len(photos) > 1 else 0
     val_indices = set(order[:held_out].tolist())
     min_side = int(np.ceil(synth.max_length)) * 4  # a kernel must be small against the photo
