@@ -348,7 +348,16 @@ def data_synth(
     linear_light: Annotated[
         bool | None, typer.Option("--linear-light/--no-linear-light", help="Blur in linear light (gamma 2.2).")
     ] = None,
-    noise: Annotated[float | None, typer.Option(min=0.0, max=0.5, help="Gaussian noise std, in [0, 1] units.")] = None,
+    noise: Annotated[
+        float | None,
+        typer.Option(min=0.0, max=0.5, help="Gaussian noise std, in [0, 1] units (largest, with --min-noise)."),
+    ] = None,
+    min_noise: Annotated[
+        float | None,
+        typer.Option(
+            min=0.0, max=0.5, help="Draw each photo's noise std from this to --noise (default: always --noise)."
+        ),
+    ] = None,
     val_fraction: Annotated[
         float, typer.Option(min=0.0, max=0.99, help="Share of the photos held out in test/ for validation.")
     ] = 0.1,
@@ -376,6 +385,7 @@ def data_synth(
         max_frames=max_frames,
         linear_light=linear_light,
         noise=noise,
+        min_noise=min_noise,
     )
     report = synthesize_pairs(
         src, out, synth, val_fraction=val_fraction, max_side=max_side, progress=not quiet, log=typer.echo

@@ -65,7 +65,7 @@ class SynthConfig:
 
     min_length: float = 3.0  # extent of the shake trajectory, in pixels
     max_length: float = 11.0
-    noise: float = 0.01  # std of Gaussian noise added to the blurry image, in [0, 1] units
+    noise: float = 0.01  # std of Gaussian noise added to the blurry image, in [0, 1] units (with min_noise: the most)
     pairs_per_photo: int = 4  # different blurs per source photo
     seed: int = 0
     # which photos `deblur data synth` holds out (None: seed's choice); a later stage of a recipe sets its first
@@ -87,6 +87,9 @@ class SynthConfig:
     # kernel: the share of photos whose blur varies across the picture (the kernel over random soft-edged regions,
     # elsewhere a kernel of at most min_length px or none), as near objects and moving subjects make it
     varying: float = 0.0
+    # a std drawn per blurry photo from min_noise to noise; None: always noise. Real blurry photos range from
+    # nearly clean (GOPRO's, averaged frames: about 0.002) to a phone's low light; one level trains for one of them
+    min_noise: float | None = None
 
     def __post_init__(self) -> None:
         # Floats stay floats whether written 7 or 7.0: the demo dataset's folder name hashes these values.
@@ -95,6 +98,10 @@ class SynthConfig:
         if self.max_length < self.min_length:
             raise ConfigError("data.synth.max_length must be >= data.synth.min_length")
         _check_range("data.synth.noise", self.noise, 0.0, 0.5)
+        if self.min_noise is not None:
+            self.min_noise = float(self.min_noise)
+            if not 0.0 <= self.min_noise <= self.noise:
+                raise ConfigError(f"data.synth.min_noise must be between 0 and data.synth.noise; got {self.min_noise}")
         _check_positive("data.synth.pairs_per_photo", self.pairs_per_photo)
         _check_choice("data.synth.blur", self.blur, Blur)
         self.max_rotation, self.max_zoom = float(self.max_rotation), float(self.max_zoom)

@@ -127,3 +127,26 @@ def test_roll_and_zoom_need_motion_blur():
         SynthConfig(max_rotation=1.0)
     with pytest.raises(ConfigError, match="data.synth.blur"):
         SynthConfig(blur="gaussian")
+
+
+def test_min_noise_draws_a_level_per_photo():
+    # The noise is what remains after the blur and rounding: its spread differs photo to photo, within the range.
+    flat = np.full((64, 64, 3), 128, dtype=np.uint8)
+    synth = SynthConfig(1, 1, noise=0.05, min_noise=0.0)
+    levels = [(degrade(flat, np.random.default_rng(seed), synth)[0] / 255.0).std() for seed in range(8)]
+    assert max(levels) < 0.055 and max(levels) > 2 * min(levels)
+
+
+def test_without_min_noise_the_level_is_fixed_and_no_draw_is_added(sharp):
+    # min_noise None: the recipes made before it keep their exact pairs for a given seed.
+    fixed = degrade(sharp, np.random.default_rng(3), SynthConfig(5, 9, noise=0.02))
+    same = degrade(sharp, np.random.default_rng(3), SynthConfig(5, 9, noise=0.02, min_noise=None))
+    ranged = degrade(sharp, np.random.default_rng(3), SynthConfig(5, 9, noise=0.02, min_noise=0.02))
+    np.testing.assert_array_equal(fixed[0], same[0])
+    assert not np.array_equal(fixed[0], ranged[0])  # the extra draw moves the noise, at the same level
+
+
+@pytest.mark.parametrize("min_noise", [-0.01, 0.03])
+def test_min_noise_outside_zero_to_noise_names_the_key(min_noise):
+    with pytest.raises(ConfigError, match="data.synth.min_noise"):
+        SynthConfig(noise=0.02, min_noise=min_noise)

@@ -34,6 +34,8 @@ def degrade(sharp: np.ndarray, rng: np.random.Generator, synth: SynthConfig) -> 
         length = rng.uniform(synth.min_length, synth.max_length)
         frames = camera_path(rng, length, synth.max_rotation, synth.max_zoom, image.shape[:2])
         blurred = motion_blur(image, frames, linear=synth.linear_light)
-    if synth.noise:
-        blurred = blurred + rng.normal(0.0, synth.noise, blurred.shape)
+    # Drawn only with min_noise, so recipes without it keep their exact pairs for a given seed.
+    noise = synth.noise if synth.min_noise is None else rng.uniform(synth.min_noise, synth.noise)
+    if noise:
+        blurred = blurred + rng.normal(0.0, noise, blurred.shape)
     return np.clip(np.round(blurred * 255.0), 0, 255).astype(np.uint8), kernel

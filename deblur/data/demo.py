@@ -49,8 +49,11 @@ def load_photo(name: str) -> np.ndarray:
 
 
 def demo_root(synth: SynthConfig, home: Path | None = None) -> Path:
-    # The demo's photos are held out by name, so holdout_seed changes nothing and stays out of the key.
+    # The demo's photos are held out by name, so holdout_seed changes nothing and stays out of the key; min_noise
+    # stays out while unset, so datasets made before it existed keep their folder.
     recipe = {key: value for key, value in vars(synth).items() if key != "holdout_seed"}
+    if synth.min_noise is None:
+        del recipe["min_noise"]
     key = json.dumps({"v": FORMAT_VERSION, "train": TRAIN_PHOTOS, "val": VAL_PHOTOS, "synth": recipe}, sort_keys=True)
     digest = hashlib.sha256(key.encode()).hexdigest()[:10]
     return (home or data_home()) / f"demo-{digest}"
