@@ -100,8 +100,7 @@ class SynthConfig:
         _check_range("data.synth.noise", self.noise, 0.0, 0.5)
         if self.min_noise is not None:
             self.min_noise = float(self.min_noise)
-            if not 0.0 <= self.min_noise <= self.noise:
-                raise ConfigError(f"data.synth.min_noise must be between 0 and data.synth.noise; got {self.min_noise}")
+            _check_range("data.synth.min_noise", self.min_noise, 0.0, self.noise)
         _check_positive("data.synth.pairs_per_photo", self.pairs_per_photo)
         _check_choice("data.synth.blur", self.blur, Blur)
         self.max_rotation, self.max_zoom = float(self.max_rotation), float(self.max_zoom)
