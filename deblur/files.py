@@ -35,14 +35,28 @@ def atomic_write_text(final: str | Path, text: str) -> None:
 
 
 @contextlib.contextmanager
-def atomic_dir(final: str | Path) -> Iterator[Path]:
-    """Yield a temporary folder beside `final`; on success rename it to `final`, on failure remove it."""
+def atomic_dir(final: str | Path, *, replace: bool = False) -> Iterator[Path]:
+    """Yield a temporary folder beside `final`; on success rename it to `final`, on failure remove it.
+
+    With `replace`, an existing `final` folder is swapped out for the new one and then removed, so that at every
+    moment `final` is either the old folder, whole, or the new one.
+    """
     final = Path(final)
     final.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{final.name}.", suffix=".tmp", dir=final.parent))
     os.chmod(tmp, 0o777 & ~_umask())  # mkdtemp makes it private; the final folder gets the usual mode
+    old = final.parent / f"{tmp.name}.old"
     try:
         yield tmp
+        if replace and final.is_dir():
+            os.rename(final, old)
+            try:
+                os.rename(tmp, final)
+            except OSError:
+                os.rename(old, final)
+                raise
+            shutil.rmtree(old, ignore_errors=True)
+            return
         try:
             os.rename(tmp, final)
         except OSError:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 from PIL import Image
 
-from deblur.config import load_config
+from deblur.config import Config, ModelConfig, config_to_yaml, load_config
 
 
 def smoke_config(*overrides: str):
@@ -43,3 +43,14 @@ def quiet_train(config, out, messages=None):
 def largest_difference(a, b) -> float:
     """The largest absolute difference between two models' weights."""
     return max(float(np.abs(x - y).max()) for x, y in zip(a.get_weights(), b.get_weights(), strict=True))
+
+
+def save_model(folder, **model_args):
+    """A run folder with model.keras and config.yaml, as `deblur train` leaves it (a tiny model by default)."""
+    from deblur.model import build_generator
+
+    folder.mkdir(parents=True, exist_ok=True)
+    args = {"width": 4, "blocks": 1, "norm": "none", **model_args}
+    build_generator(**args).save(folder / "model.keras")
+    (folder / "config.yaml").write_text(config_to_yaml(Config(model=ModelConfig(**args))))
+    return folder / "model.keras"

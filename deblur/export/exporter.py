@@ -1,0 +1,140 @@
+"""`deblur export`: check the request, load the model, hand it to one format's adapter, write atomically."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal, get_args
+
+from deblur.errors import OutputExistsError, SettingError
+from deblur.files import atomic_dir, atomic_path
+
+ExportFormat = Literal["savedmodel", "litert", "onnx"]
+Quantization = Literal["int8"]
+SUFFIXES = {"litert": ".tflite", "onnx": ".onnx"}  # savedmodel: a folder
+RUN_HINTS = {
+    "savedmodel": "tf.saved_model.load(path).signatures['serving_default'](images=uint8 NHWC batch)['images']; "
+    "TF Serving: model_base_path=<folder holding it>/, version folder 1/",
+    "litert": "ai_edge_litert.interpreter.Interpreter(path): resize_tensor_input to [1, H, W, 3], float32 in [0, 1]",
+    "onnx": "onnxruntime.InferenceSession(path).run(None, {'blurry': float32 NHWC batch in [0, 1]})[0]",
+}
+
+
+@dataclass(frozen=True)
+class ExportRequest:
+    """What to write. Checked on construction, before any slow work."""
+
+    fmt: str
+    out: Path
+    overwrite: bool = False
+    float16: bool = False  # litert: float16 weights
+    quantize: str | None = None  # "int8": onnx calibrated static int8 on the residual blocks; litert int8 weights
+    calibration: Path | None = None  # onnx int8: a folder of blurry photos; default: the demo data's
+
+    def __post_init__(self) -> None:
+        if self.fmt not in get_args(ExportFormat):
+            raise SettingError(
+                f"format must be one of {', '.join(get_args(ExportFormat))}; got {self.fmt!r}", settings=("format",)
+            )
+        if self.quantize is not None and self.quantize not in get_args(Quantization):
+            raise SettingError(f"quantize must be int8; got {self.quantize!r}", settings=("quantize",))
+        if self.float16 and self.fmt != "litert":
+            raise SettingError("float16 weights are offered for litert only", settings=("float16", "format"))
+        if self.float16 and self.quantize:
+            raise SettingError("choose float16 or int8 weights, not both", settings=("float16", "quantize"))
+        if self.quantize and self.fmt == "savedmodel":
+            raise SettingError("int8 is offered for litert and onnx, not savedmodel", settings=("quantize", "format"))
+        if self.calibration is not None and not (self.fmt == "onnx" and self.quantize):
+            raise SettingError(
+                "calibration photos are used by onnx int8 only (litert int8 quantizes weights, with no calibration)",
+                settings=("calibration",),
+            )
+        suffix = SUFFIXES.get(self.fmt)
+        if suffix and self.out.suffix.lower() != suffix:
+            raise SettingError(f"{self.fmt} files are named *{suffix}: {self.out}", settings=("out",))
+
+
+@dataclass(frozen=True)
+class ExportReport:
+    path: Path
+    fmt: str
+    model: str  # which model was exported, as the user is told
+    bytes: int
+    variant: str  # float32, float16 weights, int8 ...
+    hint: str  # how to run it
+
+
+def export_model(
+    request: ExportRequest, *, model: str | Path | None = None, log: Callable[[str], None] = print
+) -> ExportReport:
+    """Export a trained deblurrer (`model` as `deblur.paths.choose_model` takes it; default the shipped one)."""
+    from deblur.inference import load_deblurrer
+    from deblur.paths import choose_model
+
+    chosen = choose_model(model)
+    _check_out(request, chosen.path)
+    keras_model = load_deblurrer(chosen.path, precision="float32").model
+    log(f"model: {chosen.description}")
+    calibration = None
+    if request.fmt == "onnx" and request.quantize:
+        from deblur.export.calibration import calibration_patches
+
+        calibration = calibration_patches(request.calibration)
+        source = request.calibration or "the demo data's blurry images"
+        log(f"calibrating int8 on {len(calibration)} patches of {source}")
+    log(f"exporting to {request.fmt} ({_variant(request)}): {request.out}")
+    _write(request, keras_model, calibration)
+    return ExportReport(
+        request.out, request.fmt, chosen.description, _size(request.out), _variant(request), RUN_HINTS[request.fmt]
+    )
+
+
+def _check_out(request: ExportRequest, model_path: Path) -> None:
+    out = request.out
+    given = model_path.resolve()
+    if out.resolve() in (given, given.parent) or given.is_relative_to(out.resolve()):
+        raise SettingError(f"{out} would overwrite the model being exported; choose another --out", settings=("out",))
+    if not out.exists():
+        return
+    if not request.overwrite:
+        raise OutputExistsError(f"{out} exists; allow overwriting to replace it", settings=("out", "overwrite"))
+    if request.fmt == "savedmodel" and not (out / "saved_model.pb").is_file():
+        raise OutputExistsError(f"{out} exists and is not a SavedModel folder: not replacing it", settings=("out",))
+    if request.fmt != "savedmodel" and not out.is_file():
+        raise OutputExistsError(f"{out} exists and is not a file: not replacing it", settings=("out",))
+
+
+def _write(request: ExportRequest, model, calibration) -> None:
+    if request.fmt == "savedmodel":
+        from deblur.export.savedmodel import export_savedmodel
+
+        with atomic_dir(request.out, replace=request.overwrite) as folder:
+            folder.rmdir()  # the SavedModel writer makes the folder itself
+            export_savedmodel(model, folder)
+        return
+    with atomic_path(request.out, suffix=request.out.suffix) as tmp:
+        if request.fmt == "litert":
+            from deblur.export.litert import export_litert
+
+            export_litert(model, tmp, float16=request.float16, int8_weights=request.quantize == "int8")
+        else:
+            from deblur.export.onnx import export_onnx
+
+            export_onnx(model, tmp, calibration=calibration)
+
+
+def _variant(request: ExportRequest) -> str:
+    if request.float16:
+        return "float16 weights"
+    if request.quantize and request.fmt == "litert":
+        return "int8 weights, float32 activations"
+    if request.quantize:
+        return "int8 residual blocks, calibrated"
+    return "float32"
+
+
+def _size(path: Path) -> int:
+    if path.is_file():
+        return path.stat().st_size
+    return sum(item.stat().st_size for item in path.rglob("*") if item.is_file())

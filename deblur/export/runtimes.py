@@ -1,0 +1,78 @@
+"""Running an exported model in its own runtime, to check it against `deblur predict` and time it.
+
+Each runner takes one HWC RGB float32 image in [0, 1] and returns the deblurred one, as `Deblurrer` does, but
+whole (no tiles) and through the exported file only.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+
+from deblur.errors import SettingError
+
+Runner = Callable[[np.ndarray], np.ndarray]
+
+
+def exported_runner(path: Path, *, threads: int | None = None, uint8: bool = False) -> Runner:
+    """A runner for a `.tflite` file (LiteRT interpreter), an `.onnx` file (ONNX Runtime) or a SavedModel folder
+    (TensorFlow; `uint8` runs its `serving_default` signature instead of `deblur_float32`). `threads`: every
+    core by default, as TensorFlow uses them (the LiteRT interpreter would otherwise pick its own)."""
+    path = Path(path)
+    threads = threads or os.cpu_count() or 1
+    if path.is_dir():
+        return _savedmodel(path, uint8)
+    if path.suffix == ".tflite":
+        return _litert(path, threads)
+    if path.suffix == ".onnx":
+        return _onnx(path, threads)
+    raise SettingError(f"{path}: not a SavedModel folder, .tflite or .onnx file", settings=("model",))
+
+
+def _savedmodel(path: Path, uint8: bool) -> Runner:
+    import tensorflow as tf
+
+    loaded = tf.saved_model.load(str(path))
+    if uint8:
+        signature = loaded.signatures["serving_default"]
+        return lambda image: signature(images=tf.constant(_to_uint8(image)[None]))["images"].numpy()[0] / 255.0
+    signature = loaded.signatures["deblur_float32"]
+    return lambda image: signature(blurry=tf.constant(image[None]))["sharp"].numpy()[0]
+
+
+def _litert(path: Path, threads: int) -> Runner:
+    try:
+        from ai_edge_litert.interpreter import Interpreter
+    except ImportError:
+        raise SettingError("running a .tflite file needs the LiteRT interpreter: pip install ai-edge-litert") from None
+    interpreter = Interpreter(str(path), num_threads=threads)
+    (source,), (target,) = interpreter.get_input_details(), interpreter.get_output_details()
+
+    def run(image: np.ndarray) -> np.ndarray:
+        # Resizing re-plans the interpreter's buffers: only when the size changes.
+        if tuple(interpreter.get_input_details()[0]["shape"]) != (1, *image.shape):
+            interpreter.resize_tensor_input(source["index"], (1, *image.shape))
+            interpreter.allocate_tensors()
+        interpreter.set_tensor(source["index"], image[None].astype(np.float32))
+        interpreter.invoke()
+        return interpreter.get_tensor(target["index"])[0]
+
+    interpreter.allocate_tensors()
+    return run
+
+
+def _onnx(path: Path, threads: int) -> Runner:
+    import onnxruntime
+
+    options = onnxruntime.SessionOptions()
+    options.intra_op_num_threads = threads
+    session = onnxruntime.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+    name = session.get_inputs()[0].name
+    return lambda image: session.run(None, {name: image[None].astype(np.float32)})[0][0]
+
+
+def _to_uint8(image: np.ndarray) -> np.ndarray:
+    return np.round(np.clip(image, 0.0, 1.0) * 255.0).astype(np.uint8)
