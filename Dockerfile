@@ -12,5 +12,7 @@ RUN pip install --no-cache-dir . && useradd --create-home --uid 1000 deblur
 USER 1000
 ENV DEBLUR_HOME=/work/.deblur-cache
 WORKDIR /work
+# deblur serve's port: docker run -p 8000:8000 deblur serve --host 0.0.0.0
+EXPOSE 8000
 ENTRYPOINT ["deblur"]
 CMD ["--help"]

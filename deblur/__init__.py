@@ -30,6 +30,8 @@ _EXPORTS = {
     "evaluation_pairs": "deblur.evaluation.evaluate",
     "evaluate_model": "deblur.evaluation.evaluate",
     "DeblurError": "deblur.errors",
+    "export_model": "deblur.export.exporter",
+    "ExportRequest": "deblur.export.exporter",
 }
 
 __all__ = [*_EXPORTS, "__version__"]

@@ -146,7 +146,8 @@ def train(
 
 
 class ProgressBars:
-    """Progress bars for predict: one over the images, one over the tiles of the image being deblurred."""
+    """Progress bars for predict: one over the images, one over the model calls of the image being deblurred (its
+    tiles, times the copies of the ensemble)."""
 
     def __init__(self, quiet: bool) -> None:
         self.quiet = quiet
@@ -157,7 +158,8 @@ class ProgressBars:
         self.images = tqdm(total=images, desc="images", unit="image", disable=self.quiet)
 
     def image(self, name: str, tiles: int):
-        self.tiles = tqdm(total=tiles, desc=name, unit="tile", leave=False, disable=self.quiet)
+        # A model call is one tile of one copy: with --ensemble 4, a photo of 2 tiles makes 8 calls.
+        self.tiles = tqdm(total=tiles, desc=name, unit="model call", leave=False, disable=self.quiet)
         return self.tiles.update
 
     def finished(self) -> None:
@@ -448,6 +450,67 @@ def evaluate(
     typer.echo(results_table(report))
     if out is not None:
         typer.echo(f"wrote {out}")
+
+
+@app.command()
+def export(
+    out: Annotated[
+        Path,
+        typer.Option(help="Where to write: a folder for savedmodel (e.g. serving/deblur/1), a .tflite or .onnx file."),
+    ],
+    fmt: Annotated[
+        str, typer.Option("--format", help="savedmodel (TF Serving), litert (.tflite) or onnx (ONNX Runtime).")
+    ],
+    model: Annotated[str | None, typer.Option(help=MODEL_HELP)] = None,
+    float16: Annotated[bool, typer.Option("--float16", help="litert: store the weights as float16.")] = False,
+    quantize: Annotated[
+        str | None,
+        typer.Option(help="int8: onnx, the residual blocks quantized and calibrated on photos; litert, int8 weights."),
+    ] = None,
+    calibration: Annotated[
+        Path | None,
+        typer.Option(help="onnx --quantize int8: a folder of blurry photos to calibrate on; default: the demo's."),
+    ] = None,
+    overwrite: Annotated[bool, typer.Option("--overwrite", help="Replace an existing --out.")] = False,
+) -> None:
+    """Export a trained model for TF Serving (SavedModel), LiteRT or ONNX Runtime."""
+    from deblur.export.exporter import ExportRequest, export_model
+
+    request = ExportRequest(
+        fmt=fmt, out=out, overwrite=overwrite, float16=float16, quantize=quantize, calibration=calibration
+    )
+    report = export_model(request, model=model, log=typer.echo)
+    typer.echo(f"wrote {report.path} ({report.fmt}, {report.variant}, {report.bytes / 1e6:.1f} MB)")
+    typer.echo(f"run it: {report.hint}")
+
+
+@app.command()
+def serve(
+    model: Annotated[str | None, typer.Option(help=MODEL_HELP)] = None,
+    host: Annotated[
+        str, typer.Option(help="Address to listen on; 0.0.0.0 lets other machines in (no login: it warns).")
+    ] = "127.0.0.1",
+    port: Annotated[int, typer.Option(min=0, max=65535, help="Port to listen on (0: any free port).")] = 8000,
+    precision: Annotated[InferencePrecision, typer.Option(help="As for predict.")] = "auto",
+    queue: Annotated[
+        int, typer.Option(min=0, help="Requests that may wait behind the one being deblurred; beyond: 503.")
+    ] = 8,
+    max_upload_mb: Annotated[float, typer.Option(min=0.001, help="Refuse larger uploads (413).")] = 64.0,
+    max_pixels: Annotated[
+        int, typer.Option(min=1, help="Refuse larger images from their header (a decompression-bomb guard).")
+    ] = 50_000_000,
+    cors_origin: Annotated[
+        list[str] | None,
+        typer.Option(help="Let pages from this origin call the API, e.g. http://localhost:3000 (repeatable)."),
+    ] = None,
+) -> None:
+    """Serve a web page to deblur photos in the browser, and an HTTP API, from one process."""
+    from deblur.serve.server import serve as run_server
+    from deblur.serve.service import Limits
+
+    limits = Limits(max_bytes=round(max_upload_mb * 2**20), max_pixels=max_pixels, waiting=queue)
+    origins = tuple(cors_origin or ())
+    run_server(model, host=host, port=port, precision=precision, limits=limits, cors_origins=origins, log=typer.echo)
 
 
 def run() -> None:

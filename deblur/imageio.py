@@ -7,9 +7,12 @@ in: grayscale stays grayscale, alpha is kept unchanged, 16-bit grayscale PNG sta
 
 from __future__ import annotations
 
+import contextlib
+import io
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal, get_args
+from typing import BinaryIO, Literal, get_args
 
 import numpy as np
 from PIL import Image, ImageOps, UnidentifiedImageError
@@ -27,6 +30,14 @@ class ImageReadError(DeblurError, ValueError):
     """An input image cannot be used; the message names the file."""
 
 
+class NotAnImageError(ImageReadError):
+    """The file is not an image in a format Pillow reads."""
+
+
+class ImageTooLargeError(ImageReadError):
+    """The image has more pixels than allowed: refused from its header, before decoding (a decompression bomb)."""
+
+
 @dataclass
 class Photo:
     rgb: np.ndarray  # HWC float32 in [0, 1]
@@ -36,24 +47,46 @@ class Photo:
 
 
 def read_photo(path: str | Path, *, max_pixels: int = DEFAULT_MAX_PIXELS) -> Photo:
-    path = Path(path)
-    # Pillow's own guard is replaced by this one, which names the file and the setting. Opening reads only the
-    # header, so an oversized image is refused before any of it is decoded.
-    Image.MAX_IMAGE_PIXELS = None
+    return decode_photo(Path(path), str(path), max_pixels=max_pixels)
+
+
+def decode_photo(source: Path | BinaryIO, name: str, *, max_pixels: int = DEFAULT_MAX_PIXELS) -> Photo:
+    """A photo from a file or a binary stream; `name` is what errors call it."""
     try:
-        with Image.open(path) as image:
-            if image.width * image.height > max_pixels:
-                raise ImageReadError(
-                    f"{path}: {image.width}x{image.height} = {image.width * image.height:,} pixels, over the "
-                    f"limit of {max_pixels:,} (max_pixels) that guards against decompression bombs"
-                )
+        with _opened(source, name, max_pixels) as image:
             image = ImageOps.exif_transpose(image)
             image.load()
     except ImageReadError:
         raise
-    except (UnidentifiedImageError, OSError, SyntaxError, ValueError) as err:
-        raise ImageReadError(f"{path}: not a readable image ({err})") from None
+    except (OSError, SyntaxError, ValueError) as err:
+        raise ImageReadError(f"{name}: not a readable image ({err})") from None
     return _to_photo(image)
+
+
+def peek_photo(source: Path | BinaryIO, name: str, *, max_pixels: int = DEFAULT_MAX_PIXELS) -> tuple[int, int]:
+    """(width, height) from the header alone, with the checks `decode_photo` makes before decoding."""
+    with _opened(source, name, max_pixels) as image:
+        return image.size
+
+
+@contextlib.contextmanager
+def _opened(source: Path | BinaryIO, name: str, max_pixels: int) -> Iterator[Image.Image]:
+    # Pillow's own guard is replaced by this one, which names the file and the setting. Opening reads only the
+    # header, so an oversized image is refused before any of it is decoded.
+    Image.MAX_IMAGE_PIXELS = None
+    try:
+        image = Image.open(source)
+    except UnidentifiedImageError:
+        raise NotAnImageError(f"{name}: not a readable image (not in a format Pillow reads)") from None
+    except (OSError, SyntaxError, ValueError) as err:
+        raise ImageReadError(f"{name}: not a readable image ({err})") from None
+    with image:
+        if image.width * image.height > max_pixels:
+            raise ImageTooLargeError(
+                f"{name}: {image.width}x{image.height} = {image.width * image.height:,} pixels, over the "
+                f"limit of {max_pixels:,} (max_pixels) that guards against decompression bombs"
+            )
+        yield image
 
 
 def _to_photo(image: Image.Image) -> Photo:
@@ -72,6 +105,20 @@ def _to_photo(image: Image.Image) -> Photo:
 
 def write_photo(path: str | Path, rgb: np.ndarray, like: Photo, fmt: str = "png") -> None:
     """Write `rgb` (HWC float in [0, 1]) as `like` came in, atomically: the file appears whole or not at all."""
+    image = _to_image(rgb, like, fmt)
+    with atomic_path(path, suffix=Path(path).suffix) as tmp:
+        image.save(tmp, format=WRITE_FORMATS[fmt], **_save_options(fmt))
+
+
+def encode_photo(rgb: np.ndarray, like: Photo, fmt: str = "png") -> bytes:
+    """The file `write_photo` would write, as bytes."""
+    buffer = io.BytesIO()
+    _to_image(rgb, like, fmt).save(buffer, format=WRITE_FORMATS[fmt], **_save_options(fmt))
+    return buffer.getvalue()
+
+
+def _to_image(rgb: np.ndarray, like: Photo, fmt: str) -> Image.Image:
+    """Grayscale stays grayscale, 16-bit grayscale PNG stays 16-bit, alpha is put back where the format has it."""
     if like.grayscale:
         gray = np.clip(rgb.mean(axis=-1), 0.0, 1.0)
         if like.sixteen_bit and fmt == "png":
@@ -83,8 +130,11 @@ def write_photo(path: str | Path, rgb: np.ndarray, like: Photo, fmt: str = "png"
     if like.alpha is not None and not like.sixteen_bit and fmt in ("png", "webp", "tiff"):
         image = image.convert("LA" if like.grayscale else "RGBA")
         image.putalpha(Image.fromarray(np.round(like.alpha * 255).astype(np.uint8)))
-    with atomic_path(path, suffix=Path(path).suffix) as tmp:
-        image.save(tmp, format=WRITE_FORMATS[fmt], **({"quality": 95} if fmt in ("jpg", "webp") else {}))
+    return image
+
+
+def _save_options(fmt: str) -> dict:
+    return {"quality": 95} if fmt in ("jpg", "webp") else {}
 
 
 def _to_uint8(rgb: np.ndarray, rows: int = 256) -> np.ndarray:

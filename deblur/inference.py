@@ -76,22 +76,28 @@ class Deblurrer:
         copies = f", each image averaged over {self.ensemble} mirrored/turned copies" if self.ensemble > 1 else ""
         return self.precision + copies
 
-    def calls(self, height: int, width: int) -> int:
+    def calls(self, height: int, width: int, ensemble: int | None = None) -> int:
         """How many tiles deblurring a `height` x `width` image runs, over all the copies of the ensemble."""
-        return sum(len(self.tiles(*_turned((height, width), turn))) for turn in TURNS[: self.ensemble])
+        copies = self.ensemble if ensemble is None else ensemble
+        return sum(len(self.tiles(*_turned((height, width), turn))) for turn in TURNS[:copies])
 
-    def __call__(self, image: np.ndarray, on_tiles: Callable[[int], None] | None = None) -> np.ndarray:
+    def __call__(
+        self, image: np.ndarray, on_tiles: Callable[[int], None] | None = None, *, ensemble: int | None = None
+    ) -> np.ndarray:
+        """Deblur one image; `ensemble` overrides this Deblurrer's for this call (the server's per-request option)."""
         image = np.asarray(image, dtype=np.float32)
         height, width = image.shape[:2]
         if min(height, width) < MIN_SIDE:
             raise DeblurError(f"{width}x{height} is too small (at least {MIN_SIDE} px a side)")
-        if self.ensemble == 1:
+        copies = self.ensemble if ensemble is None else ensemble
+        check_ensemble(copies)
+        if copies == 1:
             return self._restore(image, on_tiles)
         total = np.zeros_like(image)
-        for turn in TURNS[: self.ensemble]:
+        for turn in TURNS[:copies]:
             restored = self._restore(np.ascontiguousarray(_turn(image, turn)), on_tiles)
             total += _unturn(restored, turn)
-        total /= self.ensemble
+        total /= copies
         return total
 
     def _restore(self, image: np.ndarray, on_tiles: Callable[[int], None] | None) -> np.ndarray:
@@ -270,7 +276,8 @@ class Progress(Protocol):
 
     def start(self, images: int) -> None: ...
 
-    def image(self, name: str, tiles: int) -> Callable[[int], None]: ...  # returns: told how many tiles are done
+    # `calls`: tiles times ensemble copies; the callable returned is told how many more calls are done
+    def image(self, name: str, calls: int) -> Callable[[int], None]: ...
 
     def finished(self) -> None: ...  # after each image, written or failed
 

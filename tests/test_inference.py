@@ -2,27 +2,17 @@ from itertools import pairwise
 
 import numpy as np
 import pytest
+from helpers import save_model
 from PIL import Image
 from typer.testing import CliRunner
 
 from deblur import paths
 from deblur.cli import app
-from deblur.config import Config, ModelConfig, config_to_yaml
 from deblur.errors import DeblurError, SettingError
 from deblur.imageio import ImageReadError, read_photo
 from deblur.inference import Deblurrer, ModelLoadError, PredictOptions, deblur_file, load_deblurrer, predict_files
-from deblur.model import build_generator
 
 runner = CliRunner()
-
-
-def save_model(folder, **model_args):
-    """A run folder with model.keras and config.yaml, as `deblur train` leaves it."""
-    folder.mkdir(parents=True, exist_ok=True)
-    args = {"width": 4, "blocks": 1, "norm": "none", **model_args}
-    build_generator(**args).save(folder / "model.keras")
-    (folder / "config.yaml").write_text(config_to_yaml(Config(model=ModelConfig(**args))))
-    return folder / "model.keras"
 
 
 @pytest.fixture

@@ -1,0 +1,129 @@
+"""The web app: the API's routes, the page and its assets (all inside the package: no CDN), the OpenAPI page,
+and the guards every request passes: the upload size limit and the same-origin rule."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from collections.abc import AsyncIterator
+from importlib import resources
+from pathlib import Path
+
+from fastapi import FastAPI
+from fastapi.middleware.cors import CORSMiddleware
+from fastapi.responses import FileResponse
+from fastapi.staticfiles import StaticFiles
+from fastapi_offline import FastAPIOffline
+
+from deblur import __version__
+from deblur.serve.routes import router
+from deblur.serve.service import DeblurService
+
+STATIC = Path(str(resources.files("deblur.serve") / "static"))
+
+
+def create_app(service: DeblurService, *, cors_origins: tuple[str, ...] = ()) -> FastAPI:
+    """The app around a loaded model. Its lifespan warms the model up at start-up and, at shutdown, lets the
+    running deblur finish while refusing the ones still waiting."""
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        service.warm_up()
+        yield
+        service.queue.close()
+        service.queue.join()
+
+    # FastAPI's own /docs page loads Swagger UI from a CDN; fastapi-offline's serves the same from its package.
+    app = FastAPIOffline(
+        title="deblur",
+        version=__version__,
+        summary="Deblur photos with a DeblurGAN-style CNN. The page at / uses this API.",
+        redoc_url=None,
+        favicon_url="/static/favicon.svg",
+        lifespan=lifespan,
+    )
+    app.state.service = service
+    app.include_router(router)
+    app.mount("/static", StaticFiles(directory=STATIC), name="static")
+
+    @app.get("/", include_in_schema=False)
+    async def page() -> FileResponse:
+        return FileResponse(STATIC / "index.html")
+
+    if cors_origins:
+        app.add_middleware(CORSMiddleware, allow_origins=list(cors_origins), allow_methods=["GET", "POST"])
+    app.add_middleware(SameOrigin, allowed=cors_origins)
+    app.add_middleware(BodyLimit, max_bytes=service.limits.max_bytes)
+    return app
+
+
+class BodyLimit:
+    """Refuses a request body over `max_bytes` with 413: at once from its Content-Length, or as soon as a body
+    sent without one grows past the limit. Pure ASGI, so the body is never held whole before the check."""
+
+    def __init__(self, app, max_bytes: int) -> None:
+        self.app = app
+        self.max_bytes = max_bytes
+
+    async def __call__(self, scope, receive, send) -> None:
+        if scope["type"] != "http":
+            return await self.app(scope, receive, send)
+        length = dict(scope["headers"]).get(b"content-length")
+        if length is not None and length.isdigit() and int(length) > self.max_bytes:
+            return await _refuse_size(send, self.max_bytes)
+        received = 0
+        started = False
+
+        async def counted_receive():
+            nonlocal received
+            message = await receive()
+            if message["type"] == "http.request":
+                received += len(message.get("body", b""))
+                if received > self.max_bytes:
+                    raise _TooLarge
+            return message
+
+        async def watched_send(message):
+            nonlocal started
+            started = started or message["type"] == "http.response.start"
+            await send(message)
+
+        try:
+            await self.app(scope, counted_receive, watched_send)
+        except _TooLarge:
+            if not started:
+                await _refuse_size(send, self.max_bytes)
+
+
+class _TooLarge(Exception):
+    pass
+
+
+async def _refuse_size(send, max_bytes: int) -> None:
+    body = json.dumps({"detail": f"the upload is over the limit of {max_bytes:,} bytes"}).encode()
+    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
+    await send({"type": "http.response.start", "status": 413, "headers": headers + [(b"connection", b"close")]})
+    await send({"type": "http.response.body", "body": body})
+
+
+class SameOrigin:
+    """Refuses (403) a request that a page from another origin sent, unless that origin is allowed: without it,
+    any web page a user opens could make their browser post photos to this server and keep its CPU busy."""
+
+    def __init__(self, app, allowed: tuple[str, ...] = ()) -> None:
+        self.app = app
+        self.allowed = set(allowed)
+
+    async def __call__(self, scope, receive, send) -> None:
+        if scope["type"] == "http":
+            headers = dict(scope["headers"])
+            origin = headers.get(b"origin", b"").decode("latin-1")
+            host = headers.get(b"host", b"").decode("latin-1")
+            if origin and origin.split("://", 1)[-1] != host and origin not in self.allowed and "*" not in self.allowed:
+                body = json.dumps({"detail": f"cross-origin requests from {origin} are not allowed"}).encode()
+                await send(
+                    {"type": "http.response.start", "status": 403, "headers": [(b"content-type", b"application/json")]}
+                )
+                await send({"type": "http.response.body", "body": body})
+                return
+        await self.app(scope, receive, send)

@@ -1,0 +1,143 @@
+"""The HTTP API: `POST /v1/deblur`, `GET /v1/model`, `GET /healthz`. Each route parses the request, hands the
+photo to `DeblurService` (the code `deblur predict` runs), and writes the response; no image logic here."""
+
+from __future__ import annotations
+
+import logging
+from functools import partial
+from typing import Annotated, Any, Literal
+
+from fastapi import APIRouter, Query, Request
+from fastapi.responses import JSONResponse, Response
+
+from deblur.imageio import ImageReadError, ImageTooLargeError, NotAnImageError
+from deblur.serve.service import DeblurService, TooSmallError
+from deblur.serve.work import Busy, ClientGone
+
+log = logging.getLogger("deblur.serve")
+router = APIRouter()
+
+PHOTO_BODY = {  # what the OpenAPI page shows for the upload: a file field, or the image itself as the body
+    "required": True,
+    "content": {
+        "multipart/form-data": {
+            "schema": {
+                "type": "object",
+                "properties": {"image": {"type": "string", "format": "binary", "description": "The photo."}},
+                "required": ["image"],
+            }
+        },
+        "image/*": {"schema": {"type": "string", "format": "binary"}},
+    },
+}
+ERRORS = {
+    400: {
+        "description": "Not usable: truncated or corrupt, too small, or over the pixel limit (a decompression "
+        "bomb is refused from its header, before decoding)."
+    },
+    413: {"description": "The upload is larger than the server's limit."},
+    415: {"description": "Not an image Pillow can read."},
+    503: {"description": "Busy (every place in line is taken) or shutting down; see Retry-After."},
+    500: {"description": "Inference failed; the server goes on serving."},
+}
+
+
+def error(status: int, detail: str, headers: dict[str, str] | None = None) -> JSONResponse:
+    return JSONResponse({"detail": detail}, status_code=status, headers=headers)
+
+
+def busy(err: Busy) -> JSONResponse:
+    return error(503, str(err), {"Retry-After": str(err.retry_after)})
+
+
+@router.post(
+    "/v1/deblur",
+    summary="Deblur one photo",
+    response_class=Response,
+    responses={200: {"content": {"image/png": {}, "image/jpeg": {}, "image/webp": {}}}, **ERRORS},
+    openapi_extra={"requestBody": PHOTO_BODY},
+)
+async def deblur(
+    request: Request,
+    ensemble: Annotated[
+        Literal["1", "2", "4", "8"],
+        Query(description="Mirrored/turned copies deblurred and averaged: a little better, that many times slower."),
+    ] = "1",
+    fmt: Annotated[Literal["png", "jpg", "webp"], Query(alias="format", description="The output format.")] = "png",
+) -> Response:
+    """A photo in (a multipart field `image`, or the image itself as the body), the deblurred photo out, as
+    `deblur predict` writes it: EXIF orientation applied, grayscale, alpha and 16-bit PNG kept."""
+    service: DeblurService = request.app.state.service
+    try:
+        service.queue.check()  # before reading the upload: refused at once
+    except Busy as err:
+        return busy(err)
+    data, name = await _read_photo(request)
+    if data is None:
+        return error(400, "no photo: send it as the multipart field 'image' or as the request body")
+    try:
+        service.check(data, name)
+    except NotAnImageError as err:
+        return error(415, str(err))
+    except (ImageTooLargeError, ImageReadError, TooSmallError) as err:
+        return error(400, str(err))
+    try:
+        service.queue.admit()
+    except Busy as err:
+        return busy(err)
+    job = partial(service.deblur, data, name, ensemble=int(ensemble), fmt=fmt)
+    try:
+        result = await service.queue.run(job, request.is_disconnected)
+    except Busy as err:
+        return busy(err)
+    except ClientGone:
+        return Response(status_code=499)  # no one is there to read it
+    except ImageReadError as err:  # truncated: the header was fine, the pixels are not
+        return error(400, str(err))
+    except Exception as err:  # a failure inside inference must not take the server down
+        log.exception("deblurring %s failed", name)
+        return error(500, f"deblurring {name} failed: {type(err).__name__}: {err}")
+    stem = name.rsplit(".", 1)[0] or "photo"
+    headers = {
+        "Content-Disposition": f'inline; filename="{_safe(stem)}-deblurred.{fmt}"',
+        "X-Deblur-Seconds": f"{result.seconds:.3f}",
+    }
+    return Response(result.body, media_type=result.media_type, headers=headers)
+
+
+async def _read_photo(request: Request) -> tuple[bytes | None, str]:
+    """The upload's bytes and file name, from a multipart field `image` (or its only file) or the raw body."""
+    if request.headers.get("content-type", "").startswith("multipart/form-data"):
+        async with request.form(max_files=1, max_fields=8) as form:
+            upload = form.get("image") or next((v for v in form.values() if hasattr(v, "read")), None)
+            if upload is None or not hasattr(upload, "read"):
+                return None, ""
+            return await upload.read(), upload.filename or "upload"
+    body = await request.body()
+    return (body or None), "upload"
+
+
+def _safe(name: str) -> str:
+    return "".join(c if c.isalnum() or c in "-_." else "_" for c in name)[:100]
+
+
+@router.get("/v1/model", summary="The model this server runs")
+async def model(request: Request) -> dict[str, Any]:
+    """Which model, in which precision, its architecture and its card's figures, and the server's limits."""
+    service: DeblurService = request.app.state.service
+    limits = {
+        "max_bytes": service.limits.max_bytes,
+        "max_pixels": service.limits.max_pixels,
+        "line": service.queue.capacity,
+    }
+    return {**service.model_info, "limits": limits}
+
+
+@router.get("/healthz", summary="Is it serving")
+async def healthz(request: Request) -> JSONResponse:
+    """200 while the server takes work, 503 once it is shutting down; with the line's state."""
+    service: DeblurService = request.app.state.service
+    closing = service.queue.closing
+    body = {"status": "shutting down" if closing else "ok", **service.queue.status()}
+    body["seconds_per_megapixel"] = service.seconds_per_megapixel
+    return JSONResponse(body, status_code=503 if closing else 200)

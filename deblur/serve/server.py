@@ -1,0 +1,90 @@
+"""`deblur serve`: load the model once, listen, and stop gracefully.
+
+Served by uvicorn, the ASGI server FastAPI is made for. On Ctrl-C or SIGTERM the listening socket closes, the
+requests still waiting in line are answered 503, the deblur in progress finishes and is answered, and `serve`
+returns (the command exits 0; a second Ctrl-C stops at once).
+"""
+
+from __future__ import annotations
+
+import socket
+from collections.abc import Callable
+from pathlib import Path
+
+import uvicorn
+
+from deblur.errors import SettingError
+from deblur.serve.service import DeblurService, Limits
+
+LOCAL_HOSTS = {"127.0.0.1", "localhost", "::1"}
+
+
+class _Server(uvicorn.Server):
+    """uvicorn's server, but a signal is a request to stop, not re-raised after the shutdown (exit code 0), and
+    the line of waiting requests is closed before uvicorn waits for the requests in flight."""
+
+    def __init__(self, config: uvicorn.Config, on_shutdown: Callable[[], None]) -> None:
+        super().__init__(config)
+        self.on_shutdown = on_shutdown
+
+    def handle_exit(self, sig, frame) -> None:
+        if self.should_exit:
+            self.force_exit = True  # a second Ctrl-C: stop now
+        self.should_exit = True
+
+    async def shutdown(self, sockets=None) -> None:
+        self.on_shutdown()
+        await super().shutdown(sockets)
+
+
+def listen(host: str, port: int) -> socket.socket:
+    """A listening socket, or an error that names the address (port 0: any free port)."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+    except (OSError, OverflowError) as err:
+        sock.close()
+        raise SettingError(f"cannot listen on {host}:{port}: {err}", settings=("host", "port")) from None
+    sock.listen(128)
+    return sock
+
+
+def serve(
+    model: str | Path | None = None,
+    *,
+    host: str = "127.0.0.1",
+    port: int = 8000,
+    precision: str = "auto",
+    limits: Limits | None = None,
+    cors_origins: tuple[str, ...] = (),
+    log: Callable[[str], None] = print,
+) -> None:
+    """Serve the page and the API until stopped (`model` as `deblur.paths.choose_model` takes it)."""
+    limits = limits or Limits()
+    from deblur.inference import load_deblurrer
+    from deblur.paths import choose_model
+    from deblur.serve.app import create_app
+    from deblur.serve.card import model_info
+
+    chosen = choose_model(model)
+    deblurrer = load_deblurrer(chosen.path, precision=precision)
+    log(f"model: {chosen.description}, in {deblurrer.settings}")
+    service = DeblurService(deblurrer, model_info(chosen.path, chosen.description, deblurrer.precision), limits)
+    sock = listen(host, port)
+    if host not in LOCAL_HOSTS:
+        log(
+            f"warning: listening on {host}, not only this machine: anyone who can reach it can send photos (there "
+            "is no login). Use --host 127.0.0.1 unless that is what you want."
+        )
+    address = sock.getsockname()
+    shown = f"[{address[0]}]" if ":" in address[0] else address[0]
+    log(f"serving http://{shown}:{address[1]}/ (API: /docs); Ctrl-C to stop")
+    config = uvicorn.Config(
+        create_app(service, cors_origins=cors_origins),
+        log_level="info",
+        timeout_graceful_shutdown=None,  # the deblur in progress always finishes
+        server_header=False,
+    )
+    _Server(config, on_shutdown=service.queue.close).run(sockets=[sock])

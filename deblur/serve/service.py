@@ -1,0 +1,84 @@
+"""What the server does with one photo, outside HTTP: check it, deblur it as `deblur predict` would, encode it.
+
+No file is written: the photo arrives as bytes and leaves as bytes, through the same reading and writing code as
+`deblur predict` (`deblur.imageio`), so EXIF orientation, grayscale, alpha and 16-bit come back the same way.
+"""
+
+from __future__ import annotations
+
+import io
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from deblur.imageio import decode_photo, encode_photo, peek_photo
+from deblur.inference import Deblurrer
+from deblur.model import MIN_SIDE
+from deblur.serve.work import WorkQueue
+
+MEDIA_TYPES = {"png": "image/png", "jpg": "image/jpeg", "webp": "image/webp"}
+
+
+@dataclass(frozen=True)
+class Limits:
+    """What one request may ask of the server."""
+
+    max_bytes: int = 64 * 2**20  # an upload larger than this is refused (413) before it is read
+    # Refused from the header, before decoding (a decompression bomb). Lower than predict's 200 million: a server
+    # takes photos from anyone who can reach it, and 50 megapixels keep the process under about 6 GB.
+    max_pixels: int = 50_000_000
+    waiting: int = 8  # requests that may wait behind the one being deblurred; beyond them, 503 at once
+
+
+class TooSmallError(ValueError):
+    """The photo is under the model's smallest side."""
+
+
+@dataclass(frozen=True)
+class Deblurred:
+    body: bytes
+    media_type: str
+    seconds: float  # the deblur itself, decoding and encoding included
+    width: int
+    height: int
+
+
+class DeblurService:
+    """The loaded model, the line of requests for it, and what `/v1/model` says about them."""
+
+    def __init__(self, deblurrer: Deblurrer, model_info: dict[str, Any], limits: Limits = Limits()) -> None:
+        self.deblurrer = deblurrer
+        self.model_info = model_info
+        self.limits = limits
+        self.queue = WorkQueue(limits.waiting)
+        self.seconds_per_megapixel: float | None = None  # of the last deblur, per copy: the page's estimate
+
+    def check(self, data: bytes, name: str) -> tuple[int, int]:
+        """(width, height) from the header; raises NotAnImageError, ImageTooLargeError, ImageReadError or
+        TooSmallError before any decoding."""
+        width, height = peek_photo(io.BytesIO(data), name, max_pixels=self.limits.max_pixels)
+        if min(width, height) < MIN_SIDE:
+            raise TooSmallError(f"{name}: {width}x{height} is too small (at least {MIN_SIDE} px a side)")
+        return width, height
+
+    def deblur(self, data: bytes, name: str, *, ensemble: int = 1, fmt: str = "png") -> Deblurred:
+        """Decode, deblur and encode one photo (on the worker thread; the CPU-heavy part of a request)."""
+        started = time.perf_counter()
+        photo = decode_photo(io.BytesIO(data), name, max_pixels=self.limits.max_pixels)
+        restored = self.deblurrer(photo.rgb, ensemble=ensemble)
+        body = encode_photo(restored, photo, fmt)
+        height, width = photo.rgb.shape[:2]
+        seconds = time.perf_counter() - started
+        self.seconds_per_megapixel = seconds / (width * height / 1e6) / ensemble
+        return Deblurred(body, MEDIA_TYPES[fmt], seconds, width, height)
+
+    def warm_up(self) -> None:
+        """Trace the model's graph before the first request, and time it once for the page's estimates."""
+        # Keras traces its predict function again for a second input shape, then for any shape: two sizes.
+        for height, width in ((64, 64), (192, 256)):
+            self.deblurrer(np.full((height, width, 3), 0.5, np.float32))
+        started = time.perf_counter()
+        self.deblurrer(np.full((192, 256, 3), 0.5, np.float32))
+        self.seconds_per_megapixel = (time.perf_counter() - started) / (192 * 256 / 1e6)

@@ -1,0 +1,183 @@
+// deblur's page: photos go to POST /v1/deblur one at a time; each shows its progress, then a before/after
+// comparison at full resolution and a download link. Plain JavaScript, no libraries: it works offline.
+"use strict";
+
+const queue = [];
+let working = false;
+let secondsPerMegapixel = 3;
+
+const $ = (selector, root = document) => root.querySelector(selector);
+
+async function showModel() {
+  try {
+    const info = await (await fetch("/v1/model")).json();
+    const arch = info.architecture ? `: width ${info.architecture.width}, ${info.architecture.blocks} blocks` : "";
+    $("#model").textContent = `Model: ${info.description}${arch}, running in ${info.precision}.`;
+    if (info.card) {
+      $("#card-title").textContent = `${info.card.title} (from ${info.card.source})`;
+      const table = $("#card-table");
+      const head = table.createTHead().insertRow();
+      for (const column of info.card.columns) head.appendChild(document.createElement("th")).textContent = column;
+      const body = table.createTBody();
+      for (const row of info.card.rows) {
+        const line = body.insertRow();
+        for (const cell of row) line.insertCell().textContent = cell;
+      }
+      $("#card").hidden = false;
+    }
+  } catch (error) {
+    $("#model").textContent = `Could not ask the server about its model: ${error}`;
+  }
+}
+
+function addPhotos(files) {
+  for (const file of files) {
+    const card = $("#photo-template").content.firstElementChild.cloneNode(true);
+    $(".name", card).textContent = file.name;
+    $("#photos").prepend(card);
+    queue.push({ file, card, ensemble: $("#ensemble").value, format: $("#format").value });
+  }
+  next();
+}
+
+async function next() {
+  if (working || queue.length === 0) return;
+  working = true;
+  const item = queue.shift();
+  try {
+    await deblur(item);
+  } finally {
+    working = false;
+    next();
+  }
+}
+
+function setState(card, state, status, progress) {
+  card.dataset.state = state;
+  $(".status", card).textContent = status;
+  if (progress !== undefined) $("progress", card).value = progress;
+}
+
+async function estimateSeconds(file, ensemble) {
+  try {
+    const health = await (await fetch("/healthz")).json();
+    if (health.seconds_per_megapixel) secondsPerMegapixel = health.seconds_per_megapixel;
+  } catch (error) { /* keep the last estimate */ }
+  let megapixels = 1;
+  try {
+    const bitmap = await createImageBitmap(file);
+    megapixels = (bitmap.width * bitmap.height) / 1e6;
+    bitmap.close();
+  } catch (error) { /* a format the browser cannot show: a rough guess */ }
+  return Math.max(0.5, megapixels * secondsPerMegapixel * ensemble);
+}
+
+async function deblur(item) {
+  const { file, card, ensemble, format } = item;
+  const estimate = await estimateSeconds(file, Number(ensemble));
+  const response = await send(item, estimate);
+  if (response.status === 503) {
+    const wait = Number(response.getResponseHeader("Retry-After") || 2);
+    setState(card, "waiting", `the server is busy; trying again in ${wait} s`, 0);
+    await new Promise((resolve) => setTimeout(resolve, wait * 1000));
+    return deblur(item);
+  }
+  if (response.status !== 200) {
+    let detail = `${response.status} ${response.statusText}`;
+    try { detail = JSON.parse(await response.response.text()).detail; } catch (error) { /* not JSON */ }
+    setState(card, "failed", `failed: ${detail}`, 0);
+    return;
+  }
+  const result = URL.createObjectURL(response.response);
+  const name = downloadName(response.getResponseHeader("Content-Disposition"), file.name, format);
+  showResult(card, URL.createObjectURL(file), result, name, response.getResponseHeader("X-Deblur-Seconds"));
+}
+
+function send({ file, card, ensemble, format }, estimate) {
+  return new Promise((resolve) => {
+    const request = new XMLHttpRequest();
+    const form = new FormData();
+    form.append("image", file, file.name);
+    request.open("POST", `/v1/deblur?ensemble=${ensemble}&format=${format}`);
+    request.responseType = "blob";
+    let timer = null;
+    request.upload.onprogress = (event) => {
+      if (event.lengthComputable) {
+        const share = event.loaded / event.total;
+        setState(card, "uploading", `uploading ${Math.round(100 * share)}%`, 20 * share);
+      }
+    };
+    request.upload.onload = () => {
+      const started = performance.now();
+      timer = setInterval(() => {
+        const elapsed = (performance.now() - started) / 1000;
+        const share = Math.min(0.95, elapsed / estimate);
+        setState(card, "deblurring", `deblurring… ${elapsed.toFixed(0)} s (about ${estimate.toFixed(0)} s)`,
+          20 + 80 * share);
+      }, 200);
+    };
+    request.onloadend = () => {
+      clearInterval(timer);
+      resolve(request);
+    };
+    setState(card, "uploading", "uploading", 0);
+    request.send(form);
+  });
+}
+
+function downloadName(disposition, original, format) {
+  const match = /filename="([^"]+)"/.exec(disposition || "");
+  if (match) return match[1];
+  return `${original.replace(/\.[^.]*$/, "")}-deblurred.${format}`;
+}
+
+function showResult(card, beforeUrl, afterUrl, name, seconds) {
+  const before = $(".before", card);
+  const after = $(".after", card);
+  before.src = beforeUrl;
+  after.src = afterUrl;
+  const link = $(".download", card);
+  link.href = afterUrl;
+  link.download = name;
+  $(".timing", card).textContent = seconds ? `deblurred in ${Number(seconds).toFixed(1)} s on the server` : "";
+  $(".result", card).hidden = false;
+  setState(card, "done", "done", 100);
+  wireSlider(card);
+}
+
+function wireSlider(card) {
+  const slider = $(".slider", card);
+  const place = (percent) => {
+    $(".after", card).style.clipPath = `inset(0 0 0 ${percent}%)`;
+    $(".divider", card).style.left = `${percent}%`;
+  };
+  slider.addEventListener("input", () => place(slider.value));
+  const zoom = $(".zoom", card);
+  zoom.addEventListener("click", () => {
+    const viewport = $(".viewport", card);
+    const zoomed = viewport.classList.toggle("zoomed");
+    zoom.textContent = zoomed ? "Fit to width" : "Full resolution";
+    if (zoomed) {
+      viewport.scrollLeft = (viewport.scrollWidth - viewport.clientWidth) * (slider.value / 100);
+      viewport.scrollTop = (viewport.scrollHeight - viewport.clientHeight) / 2;
+    }
+  });
+  place(slider.value);
+}
+
+const drop = $("#drop");
+drop.addEventListener("dragover", (event) => {
+  event.preventDefault();
+  drop.classList.add("over");
+});
+drop.addEventListener("dragleave", () => drop.classList.remove("over"));
+drop.addEventListener("drop", (event) => {
+  event.preventDefault();
+  drop.classList.remove("over");
+  addPhotos([...event.dataTransfer.files].filter((file) => file.type.startsWith("image/") || file.type === ""));
+});
+$("#files").addEventListener("change", (event) => {
+  addPhotos([...event.target.files]);
+  event.target.value = "";
+});
+showModel();

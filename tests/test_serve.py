@@ -1,0 +1,270 @@
+"""deblur serve's API, in process: the same output as `deblur predict`, and every kind of bad request."""
+
+import io
+import json
+import os
+import struct
+import zlib
+from pathlib import Path
+
+import numpy as np
+import pytest
+from fastapi.testclient import TestClient
+from helpers import save_model
+from PIL import Image
+from skimage import data as skimage_data
+
+from deblur.inference import PredictOptions, load_deblurrer, predict_one
+from deblur.serve.app import STATIC, create_app
+from deblur.serve.card import model_info
+from deblur.serve.service import DeblurService, Limits
+
+
+@pytest.fixture(scope="module")
+def model(tmp_path_factory):
+    return save_model(tmp_path_factory.mktemp("run"), width=4, blocks=1, norm="instance", zero_init_output=False)
+
+
+LIMITS = Limits(max_bytes=2_000_000, max_pixels=1_000_000, waiting=2)
+
+
+def make_client(model, limits=LIMITS, **options):
+    deblurrer = load_deblurrer(model, precision="float32")
+    service = DeblurService(deblurrer, model_info(model, "a test model", "float32"), limits)
+    return TestClient(create_app(service, **options)), service
+
+
+@pytest.fixture(scope="module")
+def client(model):
+    client, service = make_client(model)
+    with client:  # runs the lifespan: warm-up, then the shutdown of the line
+        yield client
+
+
+def png_bytes(image: Image.Image, fmt: str = "PNG", **options) -> bytes:
+    buffer = io.BytesIO()
+    image.save(buffer, format=fmt, **options)
+    return buffer.getvalue()
+
+
+def photo() -> Image.Image:
+    return Image.fromarray(skimage_data.astronaut()[:90, :130])
+
+
+def predicted(model, tmp_path, data: bytes, name: str, fmt: str = "png") -> Image.Image:
+    """What `deblur predict` (float32) writes for the same file."""
+    source = tmp_path / name
+    source.write_bytes(data)
+    target = tmp_path / f"predicted-{Path(name).stem}.{fmt}"
+    predict_one(source, target, load_deblurrer(model, precision="float32"), PredictOptions(fmt))
+    return Image.open(target)
+
+
+def assert_same_image(got: Image.Image, expected: Image.Image) -> None:
+    """The same image up to rounding: two loads of a model may differ in a float's last bits, so a rare pixel lands
+    one level away (8-bit), or a few in a hundred do (16-bit levels are 257 times finer)."""
+    assert (got.mode, got.size) == (expected.mode, expected.size)
+    a, b = np.asarray(got, np.int64), np.asarray(expected, np.int64)
+    assert np.abs(a - b).max() <= 1
+    assert np.mean(a != b) < (0.05 if got.mode.startswith("I") else 1e-3)
+
+
+def post(client, data: bytes, name: str = "photo.png", **params):
+    return client.post("/v1/deblur", params=params, files={"image": (name, data, "application/octet-stream")})
+
+
+# === The same output as predict ===
+
+
+def test_multipart_and_raw_body_give_predicts_output(client, model, tmp_path):
+    data = png_bytes(photo())
+    expected = predicted(model, tmp_path, data, "photo.png")
+    response = post(client, data)
+    assert response.status_code == 200, response.text
+    assert response.headers["content-type"] == "image/png"
+    assert response.headers["content-disposition"] == 'inline; filename="photo-deblurred.png"'
+    assert float(response.headers["x-deblur-seconds"]) > 0
+    assert_same_image(Image.open(io.BytesIO(response.content)), expected)
+    raw = client.post("/v1/deblur", content=data, headers={"content-type": "image/png"})
+    assert raw.status_code == 200
+    assert raw.content == response.content  # the same server: exactly the same
+
+
+@pytest.mark.parametrize(
+    "name, make",
+    [
+        ("gray.png", lambda: png_bytes(photo().convert("L"))),
+        ("alpha.png", lambda: png_bytes(photo().convert("RGBA"))),
+        ("sixteen.png", lambda: png_bytes(Image.fromarray(np.asarray(photo().convert("L")).astype(np.uint16) * 257))),
+        ("turned.jpg", lambda: _exif_rotated_jpeg()),
+    ],
+)
+def test_kinds_of_photo_come_back_as_predict_gives_them(client, model, tmp_path, name, make):
+    data = make()
+    expected = predicted(model, tmp_path, data, name)
+    response = post(client, data, name)
+    assert response.status_code == 200, response.text
+    assert_same_image(Image.open(io.BytesIO(response.content)), expected)
+
+
+def _exif_rotated_jpeg() -> bytes:
+    exif = Image.Exif()
+    exif[0x0112] = 6  # orientation: turned 90 degrees
+    return png_bytes(photo().convert("RGB"), "JPEG", exif=exif, quality=95)
+
+
+def test_format_and_ensemble_options(client, model, tmp_path):
+    data = png_bytes(photo())
+    response = post(client, data, format="jpg", ensemble="4")
+    assert response.status_code == 200 and response.headers["content-type"] == "image/jpeg"
+    source = tmp_path / "photo.png"
+    source.write_bytes(data)
+    deblurrer = load_deblurrer(model, precision="float32", ensemble=4)
+    predict_one(source, tmp_path / "p.jpg", deblurrer, PredictOptions("jpg"))
+    got, expected = (np.asarray(Image.open(f), np.float64) for f in (io.BytesIO(response.content), tmp_path / "p.jpg"))
+    assert got.shape == expected.shape and np.abs(got - expected).mean() < 0.05
+    assert post(client, data, ensemble="3").status_code == 422
+    assert post(client, data, format="gif").status_code == 422
+
+
+# === Bad input ===
+
+
+def huge_png_header(width: int, height: int) -> bytes:
+    """A PNG that declares width x height but holds a few bytes: decoding it would allocate gigabytes."""
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+
+    header = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
+    return (
+        b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", zlib.compress(b"\0" * 64)) + chunk(b"IEND", b"")
+    )
+
+
+@pytest.mark.parametrize(
+    "data, status, reason",
+    [
+        (b"hello, not a photo", 415, "not.png: not a readable image (not in a format Pillow reads)"),
+        (png_bytes(photo())[:2000], 400, "not.png: not a readable image (image file is truncated)"),
+        (huge_png_header(100_000, 100_000), 400, "10,000,000,000 pixels, over the limit of 1,000,000"),
+        (png_bytes(Image.new("RGB", (4, 40))), 400, "4x40 is too small"),
+    ],
+)
+def test_bad_photos_are_refused_with_the_reason(client, data, status, reason):
+    response = post(client, data, "not.png")
+    assert response.status_code == status
+    assert reason in response.json()["detail"]
+
+
+def test_no_photo(client):
+    response = client.post("/v1/deblur", files={"note": (None, "a form with no file in it")})
+    assert response.status_code == 400 and "no photo" in response.json()["detail"]
+    response = client.post("/v1/deblur", content=b"")
+    assert response.status_code == 400 and "no photo" in response.json()["detail"]
+
+
+def test_body_over_the_limit(client):
+    response = post(client, b"\0" * 2_100_000)
+    assert response.status_code == 413
+    assert response.json()["detail"] == "the upload is over the limit of 2,000,000 bytes"
+
+    def chunks():  # no Content-Length: refused as the body grows past the limit
+        for _ in range(30):
+            yield b"\0" * 100_000
+
+    response = client.post("/v1/deblur", content=chunks(), headers={"content-type": "image/png"})
+    assert response.status_code == 413
+
+
+def test_an_error_inside_inference_answers_500_and_the_server_goes_on(model, monkeypatch):
+    client, service = make_client(model)
+    with client:
+        real = service.deblurrer
+
+        def broken(*args, **kwargs):
+            raise RuntimeError("out of memory, say")
+
+        service.deblurrer = broken
+        response = post(client, png_bytes(photo()))
+        assert response.status_code == 500
+        assert "photo.png failed: RuntimeError: out of memory, say" in response.json()["detail"]
+        service.deblurrer = real
+        assert post(client, png_bytes(photo())).status_code == 200
+        assert client.get("/healthz").json()["status"] == "ok"
+
+
+def test_no_file_is_left_on_disk(client, tmp_path, monkeypatch):
+    import tempfile
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    # Over a megabyte: the multipart parser spools it to a temporary file.
+    data = png_bytes(Image.fromarray(np.random.default_rng(0).integers(0, 256, (700, 800, 3), dtype=np.uint8)))
+    assert len(data) > 1_100_000
+    assert post(client, data).status_code == 200
+    assert os.listdir(tmp_path) == []
+
+
+# === Safety ===
+
+
+def test_cross_origin_requests_are_refused_unless_allowed(client, model):
+    data = png_bytes(photo())
+    refused = client.post("/v1/deblur", content=data, headers={"origin": "http://elsewhere.example"})
+    assert refused.status_code == 403 and "http://elsewhere.example" in refused.json()["detail"]
+    same = client.post("/v1/deblur", content=data, headers={"origin": "http://testserver"})
+    assert same.status_code == 200
+    allowed, _ = make_client(model, cors_origins=("http://elsewhere.example",))
+    with allowed:
+        response = allowed.post("/v1/deblur", content=data, headers={"origin": "http://elsewhere.example"})
+        assert response.status_code == 200
+        assert response.headers["access-control-allow-origin"] == "http://elsewhere.example"
+
+
+def test_the_page_and_its_assets_need_no_internet(client):
+    page = client.get("/")
+    assert page.status_code == 200 and "<title>deblur</title>" in page.text
+    for asset in sorted(STATIC.iterdir()):
+        text = asset.read_text().replace('xmlns="http://www.w3.org/2000/svg"', "")  # a name, not a download
+        assert "http://" not in text and "https://" not in text, asset.name
+        assert client.get(f"/static/{asset.name}").status_code == 200
+    docs = client.get("/docs").text
+    assert "swagger-ui-bundle.js" in docs and "cdn" not in docs.lower()
+    for url in ("/static-offline-docs/swagger-ui-bundle.js", "/static-offline-docs/swagger-ui.css"):
+        assert client.get(url).status_code == 200
+    spec = client.get("/openapi.json").json()
+    assert {"/v1/deblur", "/v1/model", "/healthz"} <= set(spec["paths"])
+    body = spec["paths"]["/v1/deblur"]["post"]["requestBody"]["content"]
+    assert "multipart/form-data" in body and "image/*" in body
+
+
+# === What it says about itself ===
+
+
+def test_model_and_health(client):
+    info = client.get("/v1/model").json()
+    assert info["description"] == "a test model" and info["precision"] == "float32"
+    assert info["architecture"]["width"] == 4
+    assert info["limits"] == {"max_bytes": 2_000_000, "max_pixels": 1_000_000, "line": 3}
+    health = client.get("/healthz").json()
+    assert health["status"] == "ok" and health["running"] == 0 and health["capacity"] == 3
+    assert health["seconds_per_megapixel"] > 0
+
+
+def test_card_figures_of_the_shipped_model_and_of_a_run(model):
+    from deblur.paths import shipped_model
+
+    card = model_info(shipped_model(), "shipped", "float32")["card"]
+    assert card["title"].startswith("Figures") and card["source"] == "MODEL_CARD.md"
+    assert card["columns"][:4] == ["data", "blurry PSNR / SSIM", "model PSNR / SSIM", "gain"]
+    assert any("11 real motion-blur pairs" in row[0] and row[3] == "+0.41 dB" for row in card["rows"])
+    lines = [
+        {"epoch": 1, "val_psnr": 25.0, "val_psnr_blurry": 24.5},
+        {"epoch": 2, "val_psnr": 26.0, "val_psnr_blurry": 25.0},
+    ]
+    (model.parent / "metrics.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines))
+    try:
+        card = model_info(model, "run", "float32")["card"]
+    finally:
+        (model.parent / "metrics.jsonl").unlink()
+    assert card["rows"] == [["2", "25.00", "26.00", "+1.00 dB"]]

@@ -1,0 +1,117 @@
+"""deblur serve's page in a real browser: Debian's Chromium, driven by Playwright, against a real server.
+
+The browser must start: without a Chromium it can find or install, this test fails; it is never skipped. With
+DEBLUR_SCREENSHOTS=folder the screenshot of the page is also kept there (the docs' picture comes from this test).
+"""
+
+import base64
+import io
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from PIL import Image
+from skimage import data as skimage_data
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+from serve_load import multipart, request, running_server  # noqa: E402
+
+# Without the background-networking flags Chromium keeps trying hosts a closed network refuses.
+FLAGS = ["--disable-gpu", "--no-first-run", "--disable-background-networking", "--disable-component-update"]
+FLAGS += ["--disable-sync", "--disable-quic"]
+
+
+def chromium(playwright) -> str | None:
+    """The system's Chromium (Debian's package, as `.ci/run` installs it), else the one Playwright manages,
+    downloaded once with `playwright install chromium` if it is not there yet. None: Playwright's own path."""
+    for name in ("chromium", "chromium-browser", "google-chrome"):
+        if shutil.which(name):
+            return shutil.which(name)
+    if not Path(playwright.chromium.executable_path).exists():
+        done = subprocess.run(
+            [sys.executable, "-m", "playwright", "install", "chromium"], capture_output=True, text=True
+        )
+        if done.returncode != 0:
+            pytest.fail(f"no Chromium: install one (Debian: apt-get install -y chromium). {done.stderr[-500:]}")
+    return None
+
+
+def blurry_photo(path: Path) -> Path:
+    """A real photograph with camera shake, the kind of photo the page is for."""
+    from deblur.config import SynthConfig
+    from deblur.data.degrade import degrade
+
+    sharp = skimage_data.coffee()  # 600x400
+    blurry, _ = degrade(sharp, np.random.default_rng(3), SynthConfig(min_length=9, max_length=11, noise=0.005))
+    Image.fromarray(blurry).save(path)
+    return path
+
+
+@pytest.mark.slow
+def test_page_deblurs_a_dropped_and_a_picked_photo(tmp_path):
+    from playwright.sync_api import sync_playwright
+
+    picked = blurry_photo(tmp_path / "coffee.png")
+    dropped = tmp_path / "coffee-dropped.png"
+    dropped.write_bytes(picked.read_bytes())
+    flags = FLAGS + (["--no-sandbox"] if os.geteuid() == 0 else [])
+    with running_server() as server, sync_playwright() as playwright:  # the model shipped with deblur
+        browser = playwright.chromium.launch(executable_path=chromium(playwright), args=flags, headless=True)
+        page = browser.new_page(viewport={"width": 900, "height": 900}, accept_downloads=True)
+        errors = []
+        page.on("pageerror", lambda error: errors.append(str(error)))
+        page.goto(server.url + "/")
+        page.wait_for_function("document.querySelector('#model').textContent.startsWith('Model: ')")
+        assert "the pretrained model shipped with deblur" in page.inner_text("#model")
+        assert page.locator("#card-table tr").count() >= 4  # the model card's figures
+
+        page.set_input_files("#files", str(picked))
+        # The second photo arrives as a drop on the drop zone, as a file dragged from the desktop would.
+        page.evaluate(
+            """([name, data]) => {
+                const bytes = Uint8Array.from(atob(data), (c) => c.charCodeAt(0));
+                const transfer = new DataTransfer();
+                transfer.items.add(new File([bytes], name, { type: "image/png" }));
+                document.querySelector("#drop").dispatchEvent(new DragEvent("drop", { dataTransfer: transfer }));
+            }""",
+            [dropped.name, base64.b64encode(dropped.read_bytes()).decode()],
+        )
+        page.wait_for_function(
+            "document.querySelectorAll('.photo[data-state=done]').length === 2", timeout=120_000, polling=200
+        )
+        card = page.locator(".photo", has_text="coffee.png").first
+        sizes = card.evaluate(
+            "(c) => [...c.querySelectorAll('.stage img')].map((i) => [i.complete, i.naturalWidth, i.naturalHeight])"
+        )
+        assert sizes == [[True, 600, 400], [True, 600, 400]]  # blurry and deblurred, both shown whole
+
+        slider = card.locator(".slider")
+        slider.evaluate("(s) => { s.value = 30; s.dispatchEvent(new Event('input')); }")
+        assert card.locator(".after").evaluate("(i) => i.style.clipPath") == "inset(0px 0px 0px 30%)"
+        assert card.locator(".divider").evaluate("(d) => d.style.left") == "30%"
+        screenshot = page.screenshot(full_page=True)
+        if os.environ.get("DEBLUR_SCREENSHOTS"):
+            Path(os.environ["DEBLUR_SCREENSHOTS"], "serve-page.png").write_bytes(screenshot)
+        page.set_viewport_size({"width": 480, "height": 900})  # narrower than the photo: fit shrinks it
+        width = "(i) => i.getBoundingClientRect().width"
+        assert card.locator(".after").evaluate(width) < 480
+        card.locator(".zoom").click()  # full resolution: one image pixel per screen pixel, scrolled
+        assert card.locator(".after").evaluate(width) == card.locator(".before").evaluate(width) == 600
+        assert card.locator(".viewport").evaluate("(v) => v.scrollWidth > v.clientWidth")
+
+        with page.expect_download() as download:
+            card.locator(".download").click()
+        assert download.value.suggested_filename == "coffee-deblurred.png"
+        downloaded = Path(download.value.path()).read_bytes()
+        assert errors == []
+        browser.close()
+
+        body, kind = multipart("coffee.png", picked.read_bytes())
+        status, _, from_api = request(server.host, server.port, "POST", "/v1/deblur", body, {"Content-Type": kind})
+    assert status == 200 and downloaded == from_api
+    deblurred = np.asarray(Image.open(io.BytesIO(downloaded)))
+    assert deblurred.shape == (400, 600, 3) and not np.array_equal(deblurred, np.asarray(Image.open(picked)))

@@ -1,0 +1,81 @@
+"""deblur serve on loopback, under the load of benchmarks/serve_load.py, and stopped by SIGTERM mid-deblur."""
+
+import signal
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+from helpers import save_model
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+from serve_load import multipart, photos, request, run_load, running_server  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def model(tmp_path_factory):
+    return save_model(tmp_path_factory.mktemp("run"), width=4, blocks=1, norm="instance", zero_init_output=False)
+
+
+@pytest.mark.slow
+def test_sixteen_clients_forty_eight_requests(model):
+    with running_server("--model", str(model), "--queue", "4") as server:
+        report = run_load(server, clients=16, requests=48)
+        print(report.summary())
+    assert report.problems() == []
+    statuses = [outcome.status for outcome in report.outcomes]
+    assert len(statuses) == 48 and statuses.count(None) == 8  # the aborted uploads
+    assert statuses.count(200) >= 4  # the line takes some, and refuses the rest at once with 503
+    assert {outcome.status for outcome in report.outcomes if outcome.kind == "bad"} <= {400, 415, 503}
+    assert report.rss_after_mb < report.rss_before_mb * 1.2 + 100
+    assert all(outcome.seconds < 120 for outcome in report.outcomes)
+
+
+@pytest.mark.slow
+def test_sigterm_finishes_the_deblur_in_progress_refuses_the_rest_and_exits_0(model):
+    big = photos()["hd.png"]
+    with running_server("--model", str(model)) as server:
+        answers = {}
+
+        def send(name):
+            body, kind = multipart(name, big)
+            answers[name] = request(
+                server.host, server.port, "POST", "/v1/deblur?ensemble=8", body, {"Content-Type": kind}
+            )[0]
+
+        first = threading.Thread(target=send, args=("first",))
+        first.start()
+        while request(server.host, server.port, "GET", "/healthz")[2].find(b'"running":1') < 0:
+            time.sleep(0.01)
+        second = threading.Thread(target=send, args=("second",))
+        second.start()
+        time.sleep(0.5)  # in line behind the first
+        server.process.send_signal(signal.SIGTERM)
+        first.join(120)
+        second.join(120)
+        assert server.process.wait(60) == 0
+        output = "".join(server.output)
+    assert answers == {"first": 200, "second": 503}
+    assert "Traceback" not in output
+    with pytest.raises(OSError):
+        request(server.host, server.port, "GET", "/healthz", timeout=2)
+
+
+@pytest.mark.slow
+def test_listening_beyond_this_machine_warns(model):
+    with running_server("--model", str(model), "--host", "0.0.0.0") as server:
+        output = "".join(server.output)
+    assert "warning: listening on 0.0.0.0, not only this machine" in output
+
+
+def test_a_port_in_use_is_one_clear_error():
+    from deblur.errors import SettingError
+    from deblur.serve.server import listen
+
+    taken = listen("127.0.0.1", 0)
+    try:
+        with pytest.raises(SettingError, match=r"cannot listen on 127.0.0.1:\d+: .*in use"):
+            listen("127.0.0.1", taken.getsockname()[1])
+    finally:
+        taken.close()
