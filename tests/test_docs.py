@@ -40,12 +40,38 @@ def _commands(group, prefix=()):
             yield (*prefix, name)
 
 
-def test_readme_mentions_every_option_of_every_command():
-    readme = (ROOT / "README.md").read_text()
+def documentation() -> str:
+    """The README and every page of the documentation site."""
+    pages = sorted((ROOT / "docs").glob("*.md"))
+    return "\n".join(path.read_text() for path in [ROOT / "README.md", *pages])
+
+
+def test_the_docs_mention_every_option_of_every_command():
+    docs = documentation()
     commands = list(_commands(app))
-    assert ("timings",) in commands
+    assert {("timings",), ("export",), ("serve",)} <= set(commands)
     for path in commands:
-        assert f"deblur {' '.join(path)}" in readme, f"README does not show deblur {' '.join(path)}"
+        assert f"deblur {' '.join(path)}" in docs, f"the docs do not show deblur {' '.join(path)}"
         help_text = CliRunner().invoke(app, [*path, "--help"], terminal_width=200).output
         for option in set(re.findall(r"--[a-z][a-z-]+", help_text)) - {"--help"}:
-            assert option in readme, f"README does not mention deblur {' '.join(path)} {option}"
+            assert option in docs, f"the docs do not mention deblur {' '.join(path)} {option}"
+
+
+def pages() -> list[Path]:
+    return [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")), ROOT / "deblur" / "weights" / "MODEL_CARD.md"]
+
+
+def test_links_point_at_files_that_exist():
+    """mkdocs --strict checks the site's links between pages; this checks every relative link, the README's too."""
+    for page in pages():
+        for target in re.findall(r"\]\(([^)\s]+)\)", page.read_text()):
+            if target.startswith(("http://", "https://", "mailto:", "#")):
+                continue
+            assert (page.parent / target.split("#")[0]).exists(), f"{page.name} links to {target}: not there"
+
+
+def test_repository_files_the_docs_name_exist():
+    pattern = r"`((?:deblur|tests|benchmarks|configs|data_scripts|docs)/[\w./-]+\.(?:py|yaml|md|json|png))`"
+    for page in pages():
+        for path in re.findall(pattern, page.read_text()):
+            assert (ROOT / path).exists(), f"{page.name} names {path}: not in the repository"
