@@ -14,6 +14,13 @@ from keras import layers, ops
 # that a 1-pixel reflection pad in the residual blocks can mirror.
 MIN_SIDE = 5
 
+# How the training step's gradients are computed where this project, not Keras, decides: `deblur timings` records
+# it, so charts made before and after a change here can be told apart (docs/speed.md measures each choice).
+GRADIENTS = {
+    "convolution weights": "library (oneDNN's kernel: faster than matmul forms at every shape measured)",
+    "instance norm": "closed form (custom_gradient)",
+}
+
 # === Layers ===
 
 
@@ -115,14 +122,56 @@ class InstanceNormalization(layers.Layer):
         self.beta = self.add_weight(shape=(channels,), initializer="zeros", name="beta")
 
     def call(self, inputs):
-        # bfloat16 sums lose the mean of a large image to rounding: statistics in float32.
-        mean, variance = ops.moments(ops.cast(inputs, "float32"), axes=(1, 2), keepdims=True)
-        scale = ops.cast(self.gamma, "float32") * ops.rsqrt(variance + self.epsilon)
-        shift = ops.cast(self.beta, "float32") - mean * scale
-        return inputs * ops.cast(scale, inputs.dtype) + ops.cast(shift, inputs.dtype)
+        # The variables are read here, outside the custom gradient, so their gradients flow back through
+        # Keras' autocast to them.
+        return instance_norm(inputs, ops.cast(self.gamma, "float32"), ops.cast(self.beta, "float32"), self.epsilon)
 
     def get_config(self):
         return {**super().get_config(), "epsilon": self.epsilon}
+
+
+def instance_norm(inputs, gamma, beta, epsilon: float):
+    """`InstanceNormalization`'s function, with its gradient written out in closed form.
+
+    Left to automatic differentiation, the gradient runs through the float32 statistics op by op (casts,
+    broadcasts of the mean's and variance's gradients, squared differences): more time in a bfloat16 training
+    step than the residual blocks' convolutions' gradient to the input (docs/speed.md). Written out, it is two
+    per-channel sums in float32 and one multiply-add per element in the compute dtype.
+
+    Args:
+        inputs: NHWC activations, in the compute dtype.
+        gamma, beta: per-channel scale and shift, float32.
+        epsilon: added to the variance before the square root.
+    """
+
+    @ops.custom_gradient
+    def normalize(x, gamma, beta):
+        # bfloat16 sums lose the mean of a large image to rounding: statistics in float32.
+        x32 = ops.cast(x, "float32")
+        mean, variance = ops.moments(x32, axes=(1, 2), keepdims=True)
+        inverse = ops.rsqrt(variance + epsilon)
+        scale = gamma * inverse
+        shift = beta - mean * scale
+
+        def grad(*args, upstream=None):
+            if upstream is None:
+                (upstream,) = args
+            # With x_hat = (x - mean) * inverse and y = gamma * x_hat + beta, over the M pixels of each image:
+            # d_beta = sum(dy), d_gamma = sum(dy * x_hat), and
+            # dx = scale * (dy - mean(dy) - x_hat * mean(dy * x_hat)) = scale * dy + b * x + c per channel.
+            dy32 = ops.cast(upstream, "float32")
+            pixels = ops.cast(ops.shape(x)[1] * ops.shape(x)[2], "float32")
+            sum_dy = ops.sum(dy32, axis=(1, 2), keepdims=True)
+            sum_dy_x_hat = (ops.sum(dy32 * x32, axis=(1, 2), keepdims=True) - mean * sum_dy) * inverse
+            b = -scale * inverse * sum_dy_x_hat / pixels
+            c = -scale * sum_dy / pixels - b * mean
+            dtype = upstream.dtype
+            d_x = upstream * ops.cast(scale, dtype) + (x * ops.cast(b, dtype) + ops.cast(c, dtype))
+            return d_x, ops.sum(sum_dy_x_hat, axis=(0, 1, 2)), ops.sum(sum_dy, axis=(0, 1, 2))
+
+        return x * ops.cast(scale, x.dtype) + ops.cast(shift, x.dtype), grad
+
+    return normalize(inputs, gamma, beta)
 
 
 # === Network ===

@@ -9,6 +9,7 @@ from typer.testing import CliRunner
 
 from deblur.cli import app
 from deblur.config import load_config
+from deblur.model import GRADIENTS
 from deblur.timings.run import Preset, run_timings
 from deblur.timings.stages import STAGE_NAMES
 
@@ -50,6 +51,7 @@ def test_writes_json_and_chart(smoke_run):
             assert isinstance(stage["skipped"], str) and stage["skipped"].strip()
             assert stage["images_per_second"] is None and stage["speedup"] is None
     assert report["matmul_gflops"]["float32"] > 0  # measured in the same run
+    assert report["settings"]["gradients"] == GRADIENTS  # so charts from before and after can be told apart
     first = report["stages"][0]
     assert first["speedup"] == pytest.approx(1.0)
     assert [loader["name"] for loader in report["pipeline"]] == ["keras-sequence", "tf.data", "tf.data-optimized"]

@@ -30,11 +30,20 @@ def write_chart(report: TimingsReport, path: Path) -> None:
         f"deblur timings, {report.preset} preset: {short_device(report.device)}\n"
         f"TensorFlow {report.device['tensorflow']}, Keras {report.device['keras']}; generator width "
         f"{model['width']}, {model['blocks']} blocks; {settings['patch_size']}x{settings['patch_size']} patches, "
-        f"batch {settings['batch_size']}, {workload}",
+        f"batch {settings['batch_size']}, {workload}{_gradients_note(settings)}",
         fontsize=10,
     )
     with atomic_path(path, suffix=".png") as tmp:
         figure.savefig(tmp, dpi=110, format="png")
+
+
+def _gradients_note(settings: dict) -> str:
+    """The instance norm's gradient (deblur.model.GRADIENTS): reports from before it was recorded left it to
+    automatic differentiation."""
+    if not settings.get("timed_steps"):
+        return ""
+    norm = settings.get("gradients", {}).get("instance norm", "automatic differentiation")
+    return f"; instance-norm gradient: {norm.split(' (')[0]}"
 
 
 def _stage_bars(axis, report: TimingsReport) -> None:

@@ -19,7 +19,7 @@ from deblur.data.demo import ensure_demo_dataset
 from deblur.data.pairs import preflight
 from deblur.errors import OutputExistsError
 from deblur.files import atomic_write_text
-from deblur.model import build_generator
+from deblur.model import GRADIENTS, build_generator
 from deblur.timings.chart import write_chart
 from deblur.timings.device import describe_device
 from deblur.timings.flops import TRAIN_FLOPS_PER_FORWARD, MatmulRate, forward_flops_per_pixel, matmul_rate
@@ -111,6 +111,7 @@ def run_timings(
         "model": asdict(config.model),
         "data": str(root),
         "training_pairs": len(splits.train),
+        "gradients": GRADIENTS,
     }
     log(f"data: {root}, {len(splits.train)} training pairs; {preset.patch_size}x{preset.patch_size} patches")
 
