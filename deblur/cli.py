@@ -152,20 +152,20 @@ class ProgressBars:
     def __init__(self, quiet: bool) -> None:
         self.quiet = quiet
         self.images: tqdm | None = None
-        self.tiles: tqdm | None = None
+        self.calls: tqdm | None = None
 
     def start(self, images: int) -> None:
         self.images = tqdm(total=images, desc="images", unit="image", disable=self.quiet)
 
-    def image(self, name: str, tiles: int):
+    def image(self, name: str, calls: int):
         # A model call is one tile of one copy: with --ensemble 4, a photo of 2 tiles makes 8 calls.
-        self.tiles = tqdm(total=tiles, desc=name, unit="model call", leave=False, disable=self.quiet)
-        return self.tiles.update
+        self.calls = tqdm(total=calls, desc=name, unit="model call", leave=False, disable=self.quiet)
+        return self.calls.update
 
     def finished(self) -> None:
-        if self.tiles is not None:
-            self.tiles.close()
-            self.tiles = None
+        if self.calls is not None:
+            self.calls.close()
+            self.calls = None
         self.images.update(1)
 
     def close(self) -> None:

@@ -126,7 +126,7 @@ def _to_image(rgb: np.ndarray, like: Photo, fmt: str) -> Image.Image:
         else:
             image = Image.fromarray(np.round(gray * 255).astype(np.uint8))
     else:
-        image = Image.fromarray(_to_uint8(rgb))
+        image = Image.fromarray(to_uint8(rgb))
     if like.alpha is not None and not like.sixteen_bit and fmt in ("png", "webp", "tiff"):
         image = image.convert("LA" if like.grayscale else "RGBA")
         image.putalpha(Image.fromarray(np.round(like.alpha * 255).astype(np.uint8)))
@@ -137,7 +137,8 @@ def _save_options(fmt: str) -> dict:
     return {"quality": 95} if fmt in ("jpg", "webp") else {}
 
 
-def _to_uint8(rgb: np.ndarray, rows: int = 256) -> np.ndarray:
+def to_uint8(rgb: np.ndarray, rows: int = 256) -> np.ndarray:
+    """[0, 1] floats to 0-255, clipped and rounded half to even, as every 8-bit file deblur writes."""
     # In bands of rows: a float copy of a whole 24-megapixel image would be another 288 MB.
     out = np.empty(rgb.shape, dtype=np.uint8)
     for top in range(0, rgb.shape[0], rows):

@@ -22,7 +22,7 @@ def export_litert(model: keras.Model, path: Path, *, float16: bool = False, int8
 
     float16: weights stored as float16 (half the file; the interpreter computes in float32).
     int8_weights: weights stored as int8, activations quantized on the fly where the interpreter's kernels do it
-    ("dynamic range" quantization; needs no calibration). Calibrated full-int8 lost 0.44 dB on real blur (see
+    ("dynamic range" quantization; needs no calibration). Calibrated full-int8 lost 0.56 dB on real blur (see
     the docs' export page), so it is not offered.
     """
     static = convertible(model)  # every channel count stated: no Flex ops

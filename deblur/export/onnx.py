@@ -4,7 +4,7 @@ from the generator with its padding rewritten in ops tf2onnx converts correctly 
 Input `blurry`, float32 RGB in [0, 1], [batch, height, width, 3] of any size; output the same shape, float32.
 With int8, ONNX Runtime's static post-training quantization (QDQ, per-channel int8 weights, uint8 activations
 from MinMax calibration) is applied to the 18 residual-block convolutions only: they are 75% of the arithmetic,
-and quantizing the rest as well (the input and output convolutions, the normalizations) lost 0.3 dB on real blur
+and quantizing the rest as well (the input and output convolutions, the normalizations) lost 0.39 dB on real blur
 where this loses 0.02 dB (the docs' export page has the figures).
 """
 

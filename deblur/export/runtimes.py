@@ -13,6 +13,7 @@ from pathlib import Path
 import numpy as np
 
 from deblur.errors import SettingError
+from deblur.imageio import to_uint8
 
 Runner = Callable[[np.ndarray], np.ndarray]
 
@@ -38,7 +39,7 @@ def _savedmodel(path: Path, uint8: bool) -> Runner:
     loaded = tf.saved_model.load(str(path))
     if uint8:
         signature = loaded.signatures["serving_default"]
-        return lambda image: signature(images=tf.constant(_to_uint8(image)[None]))["images"].numpy()[0] / 255.0
+        return lambda image: signature(images=tf.constant(to_uint8(image)[None]))["images"].numpy()[0] / 255.0
     signature = loaded.signatures["deblur_float32"]
     return lambda image: signature(blurry=tf.constant(image[None]))["sharp"].numpy()[0]
 
@@ -72,7 +73,3 @@ def _onnx(path: Path, threads: int) -> Runner:
     session = onnxruntime.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
     name = session.get_inputs()[0].name
     return lambda image: session.run(None, {name: image[None].astype(np.float32)})[0][0]
-
-
-def _to_uint8(image: np.ndarray) -> np.ndarray:
-    return np.round(np.clip(image, 0.0, 1.0) * 255.0).astype(np.uint8)

@@ -100,9 +100,15 @@ class _TooLarge(Exception):
 
 
 async def _refuse_size(send, max_bytes: int) -> None:
-    body = json.dumps({"detail": f"the upload is over the limit of {max_bytes:,} bytes"}).encode()
-    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
-    await send({"type": "http.response.start", "status": 413, "headers": headers + [(b"connection", b"close")]})
+    detail = f"the upload is over the limit of {max_bytes:,} bytes"
+    await _send_error(send, 413, detail, ((b"connection", b"close"),))
+
+
+async def _send_error(send, status: int, detail: str, headers: tuple[tuple[bytes, bytes], ...] = ()) -> None:
+    """A JSON error as the routes give them (`{"detail": ...}`), sent from a middleware, before any route runs."""
+    body = json.dumps({"detail": detail}).encode()
+    start = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()), *headers]
+    await send({"type": "http.response.start", "status": status, "headers": start})
     await send({"type": "http.response.body", "body": body})
 
 
@@ -120,10 +126,6 @@ class SameOrigin:
             origin = headers.get(b"origin", b"").decode("latin-1")
             host = headers.get(b"host", b"").decode("latin-1")
             if origin and origin.split("://", 1)[-1] != host and origin not in self.allowed and "*" not in self.allowed:
-                body = json.dumps({"detail": f"cross-origin requests from {origin} are not allowed"}).encode()
-                await send(
-                    {"type": "http.response.start", "status": 403, "headers": [(b"content-type", b"application/json")]}
-                )
-                await send({"type": "http.response.body", "body": body})
+                await _send_error(send, 403, f"cross-origin requests from {origin} are not allowed")
                 return
         await self.app(scope, receive, send)
