@@ -28,7 +28,6 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-import keras
 import numpy as np
 from PIL import Image
 from skimage import data as skimage_data
@@ -36,10 +35,11 @@ from skimage import data as skimage_data
 from deblur.evaluation.evaluate import evaluation_pairs
 from deblur.export.exporter import ExportRequest, export_model
 from deblur.export.runtimes import exported_runner
+from deblur.hardware import cpu_name
 from deblur.imageio import read_photo
 from deblur.inference import load_deblurrer
+from deblur.losses import image_psnr as psnr
 from deblur.paths import choose_model
-from deblur.timings.device import cpu_name
 from deblur.timings.flops import forward_flops_per_pixel, matmul_rate
 
 VARIANTS = [  # label, name of the export, request options, runner options
@@ -63,11 +63,6 @@ def best_seconds(run: Callable[[], np.ndarray], repeats: int) -> tuple[float, np
     return best, output
 
 
-def psnr(reference: np.ndarray, image: np.ndarray) -> float:
-    mse = float(np.mean((np.asarray(reference, np.float64) - np.asarray(image, np.float64)) ** 2))
-    return float("inf") if mse == 0 else 10 * np.log10(1 / mse)
-
-
 def agreement(output: np.ndarray, reference: np.ndarray) -> float:
     return psnr(np.clip(reference, 0, 1), np.clip(output, 0, 1))
 
@@ -77,48 +72,16 @@ def gains(run: Callable[[np.ndarray], np.ndarray], pairs: list[tuple[np.ndarray,
 
 
 def not_shipped(model_path: Path, folder: Path) -> list[tuple[str, Path]]:
-    """The int8 recipes tried and not offered, from the same model and calibration patches as the shipped ones."""
-    import tensorflow as tf
-    from onnxruntime.quantization import QuantFormat, QuantType, quantize_static
-    from onnxruntime.quantization.shape_inference import quant_pre_process
-
+    """The int8 recipes tried and not offered, from the same model and calibration patches as the shipped ones,
+    through the library's own adapters."""
     from deblur.export.calibration import calibration_patches
-    from deblur.export.layers import convertible
-    from deblur.export.onnx import INPUT_NAME, _convert
+    from deblur.export.litert import export_litert
+    from deblur.export.onnx import export_onnx
 
     model = load_deblurrer(model_path, precision="float32").model
     patches = calibration_patches()
-    static = convertible(model)
-    with tempfile.TemporaryDirectory() as saved:
-        archive = keras.export.ExportArchive()
-        spec = tf.TensorSpec([None, None, None, 3], tf.float32, name=INPUT_NAME)
-        archive.add_endpoint("serving_default", lambda blurry: static(blurry, training=False), input_signature=[spec])
-        archive.write_out(saved, verbose=False)
-        converter = tf.lite.TFLiteConverter.from_saved_model(saved)
-        converter.target_spec.supported_ops = [tf.lite.OpsSet.TFLITE_BUILTINS]
-        converter.optimizations = [tf.lite.Optimize.DEFAULT]
-        converter.representative_dataset = lambda: ([patch[None]] for patch in patches)
-        (folder / "full-int8.tflite").write_bytes(converter.convert())
-
-    class Patches:
-        def __init__(self) -> None:
-            self.batches = iter(patches)
-
-        def get_next(self):
-            patch = next(self.batches, None)
-            return None if patch is None else {INPUT_NAME: patch[None]}
-
-    _convert(model, folder / "float.onnx")
-    quant_pre_process(str(folder / "float.onnx"), str(folder / "prepared.onnx"), skip_symbolic_shape=True)
-    quantize_static(
-        str(folder / "prepared.onnx"),
-        str(folder / "all-int8.onnx"),
-        Patches(),
-        quant_format=QuantFormat.QDQ,
-        per_channel=True,
-        activation_type=QuantType.QUInt8,
-        weight_type=QuantType.QInt8,
-    )
+    export_litert(model, folder / "full-int8.tflite", calibration=patches)
+    export_onnx(model, folder / "all-int8.onnx", calibration=patches, every_op=True)
     return [
         ("LiteRT, full int8, calibrated", folder / "full-int8.tflite"),
         ("ONNX Runtime, every op int8, calibrated", folder / "all-int8.onnx"),

@@ -21,43 +21,22 @@ from __future__ import annotations
 import argparse
 import resource
 import tempfile
-import time
 from pathlib import Path
 
 import numpy as np
-from PIL import Image
-from skimage import data as skimage_data
 
 from deblur.config import Config, ModelConfig, config_to_yaml, load_config
 from deblur.data.demo import ensure_demo_dataset
+from deblur.hardware import cpu_bf16_flags, cpu_name
 from deblur.imageio import read_photo
 from deblur.inference import Deblurrer, load_deblurrer, predict_files
+from deblur.losses import image_psnr as psnr
 from deblur.model import build_generator
 from deblur.paths import shipped_model
-from deblur.timings.device import cpu_name
 from deblur.timings.flops import achieved, forward_flops_per_pixel, matmul_rate
-from deblur.training.precision import cpu_bf16_flags
+from deblur.timings.photos import PhotoTimes, write_photos
 
 SHAPES = {0.3: (480, 640), 1.0: (1000, 1000), 4.0: (1500, 2667), 24.0: (4000, 6000)}
-
-
-class PhotoTimes:
-    """A `predict_files` progress hook that records when each photo is finished."""
-
-    def __init__(self) -> None:
-        self.ends: list[float] = []
-
-    def start(self, images: int) -> None:
-        self.ends = [time.perf_counter()]
-
-    def image(self, name: str, tiles: int):
-        return lambda done: None
-
-    def finished(self) -> None:
-        self.ends.append(time.perf_counter())
-
-    def seconds(self) -> list[float]:
-        return list(np.diff(self.ends))
 
 
 def full_size_model(folder: Path) -> Path:
@@ -65,16 +44,6 @@ def full_size_model(folder: Path) -> Path:
     build_generator(**vars(args)).save(folder / "model.keras")
     (folder / "config.yaml").write_text(config_to_yaml(Config(model=args)))
     return folder / "model.keras"
-
-
-def write_photos(folder: Path, height: int, width: int, count: int) -> list[Path]:
-    """`count` copies of a real photograph (skimage's astronaut) resized to width x height, as PNG files."""
-    folder.mkdir(parents=True)
-    photo = Image.fromarray(skimage_data.astronaut()).resize((width, height), Image.Resampling.BICUBIC)
-    paths = [folder / f"photo{i}.png" for i in range(count)]
-    for path in paths:
-        photo.save(path)
-    return paths
 
 
 def timed_predict(deblurrer: Deblurrer, model_path: Path, photos: list[Path], out: Path) -> list[float]:
@@ -87,10 +56,6 @@ def timed_predict(deblurrer: Deblurrer, model_path: Path, photos: list[Path], ou
 
 def peak_memory_gib() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20  # ru_maxrss is in KiB on Linux
-
-
-def psnr(a: np.ndarray, b: np.ndarray) -> float:
-    return float(10 * np.log10(1 / np.mean((a - b) ** 2)))
 
 
 def main() -> None:

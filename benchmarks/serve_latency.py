@@ -18,12 +18,12 @@ import time
 from pathlib import Path
 
 import numpy as np
-from predict_speed import PhotoTimes, write_photos
-from serve_load import multipart, request, running_server
 
+from deblur.hardware import cpu_name
 from deblur.inference import load_deblurrer, predict_files
 from deblur.paths import choose_model
-from deblur.timings.device import cpu_name
+from deblur.serve.loadtest import multipart, request, running_server
+from deblur.timings.photos import PhotoTimes, write_photos
 
 
 def main() -> None:

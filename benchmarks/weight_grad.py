@@ -19,9 +19,8 @@ import time
 import numpy as np
 import tensorflow as tf
 
-from deblur.timings.device import cpu_name
+from deblur.hardware import cpu_bf16_flags, cpu_name
 from deblur.timings.flops import matmul_rate
-from deblur.training.precision import cpu_bf16_flags
 
 
 def shifted_views(padded, kernel_size: int, height: int, width: int) -> list:

@@ -25,7 +25,7 @@ _EXPORTS = {
     "load_deblurrer": "deblur.inference",
     "deblur_photos": "deblur.inference",
     "run_timings": "deblur.timings.run",
-    "synthesize_pairs": "deblur.data.make_pairs",
+    "synthesize_pairs": "deblur.data.synth",
     "evaluate": "deblur.evaluation.evaluate",
     "evaluation_pairs": "deblur.evaluation.evaluate",
     "evaluate_model": "deblur.evaluation.evaluate",

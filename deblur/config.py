@@ -130,6 +130,27 @@ class SynthConfig:
         return self.seed if self.holdout_seed is None else self.holdout_seed
 
 
+# What each recipe setting means to someone choosing it on the command line (`deblur data synth` makes an option
+# of every key here, named as the key: --pairs-per-photo, --min-length, ...); the checks above bound them.
+SYNTH_HELP = {
+    "pairs_per_photo": "Blurry versions of each photo.",
+    "seed": "Makes the blur and noise reproducible.",
+    "holdout_seed": "Chooses the photos held out in test/ (default: --seed's); keep it across stages.",
+    "blur": "kernel: one shake kernel over the photo; motion: the photo moved along a camera path.",
+    "min_length": "Shortest camera-shake path, in pixels.",
+    "max_length": "Longest camera-shake path, in pixels.",
+    "max_rotation": "Motion blur: largest camera roll over the exposure, degrees.",
+    "max_zoom": "Motion blur: largest change of scale over the exposure (0.02).",
+    "path": "Kernel blur: shake (a wandering path), smooth (a line or arc, as GOPRO's) or mixed.",
+    "varying": "Kernel blur: share of photos blurred in random regions only (sharp or mild elsewhere).",
+    "min_frames": "Kernel blur: fewest video frames per exposure, sharp = the middle one (GOPRO's 7).",
+    "max_frames": "Kernel blur: most video frames per exposure (GOPRO's 13); 0: continuous.",
+    "linear_light": "Blur in linear light (gamma 2.2).",
+    "noise": "Gaussian noise std, in [0, 1] units (largest, with --min-noise).",
+    "min_noise": "Draw each photo's noise std from this to --noise (default: always --noise).",
+}
+
+
 @dataclass
 class DataConfig:
     root: str | None = None  # a GOPRO-layout or blur/ + sharp/ folder; None: the embedded demo dataset

@@ -1,4 +1,11 @@
-"""TensorFlow's native start-up lines, kept off the terminal; its real errors still reach it.
+"""What the commands write to the terminal: progress bars that suit where they go, and TensorFlow's native
+start-up lines kept off it (its real errors still reach it).
+
+Progress: on a terminal, tqdm's bars. Under `nohup`, in CI or piped to a file, tqdm would write every update of
+every bar (one training log reached megabytes of carriage returns), so there `progress_bar` writes a plain line
+now and then instead (`LineProgress`).
+
+Native lines:
 
 TensorFlow's C++ libraries write to file descriptor 2 as they load, before its log level applies: "All log
 messages before absl::InitializeLog()", "oneDNN custom operations are on", "Could not find cuda drivers",
@@ -15,6 +22,9 @@ import os
 import re
 import sys
 import threading
+import time
+
+from tqdm import tqdm
 
 NOISE = re.compile(
     "|".join(
@@ -67,3 +77,48 @@ def _copy_lines(read_end: int, real: int) -> None:
         for raw in pipe:
             if not is_noise(raw.decode("utf-8", "replace")):
                 os.write(real, raw)
+
+
+# === Progress ===
+
+
+class LineProgress(tqdm):
+    """tqdm for a log: a whole line when the bar has moved on `step` of its total or `seconds` have passed since
+    the last line (never two lines within `min_gap` seconds), and one at the end; no carriage returns."""
+
+    step = 0.1
+    seconds = 60.0
+    min_gap = 2.0
+
+    def __init__(self, *args, **kwargs) -> None:
+        self._line_at = (-float("inf"), 0)  # (time, n) of the last line written
+        self._lines = 0
+        kwargs.setdefault("mininterval", self.min_gap)
+        super().__init__(*args, **kwargs)
+        self.sp = None  # no status printer: tqdm's close() then leaves the stream alone
+
+    def display(self, msg=None, pos=None) -> bool:
+        now = time.monotonic()
+        when, done = self._line_at
+        moved = bool(self.total) and self.n - done >= self.step * self.total
+        if self.n and now - when >= self.min_gap and (moved or now - when >= self.seconds):
+            self._write_line(now)
+        return True
+
+    def close(self) -> None:
+        if not self.disable and (self.leave or self._lines) and self._line_at[1] != self.n:
+            self._write_line(time.monotonic())
+        super().close()
+
+    def _write_line(self, now: float) -> None:
+        self.fp.write(self.__str__().strip() + "\n")
+        self.fp.flush()
+        self._line_at = (now, self.n)
+        self._lines += 1
+
+
+def progress_bar(iterable=None, **kwargs) -> tqdm:
+    """A tqdm bar on a terminal, else a `LineProgress` (tqdm's arguments, and its interface, either way)."""
+    stream = kwargs.get("file") or sys.stderr
+    interactive = hasattr(stream, "isatty") and stream.isatty()
+    return (tqdm if interactive else LineProgress)(iterable, **kwargs)

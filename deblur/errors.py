@@ -29,3 +29,19 @@ class OutputExistsError(DeblurError, FileExistsError):
 
 class MissingFileError(DeblurError, FileNotFoundError):
     """A file a setting names is not there."""
+
+
+# === TensorFlow's errors as one line ===
+
+_NOISE = ("File ", "Detected at node", "[[", "Cf. ")
+
+
+def error_reason(err: Exception, limit: int = 200) -> str:
+    """The informative line of a TensorFlow error (a `tf.errors.OpError`): its first line is often just "Graph
+    execution error:", followed by a traceback of where the graph was built."""
+    lines = [line.strip() for line in (getattr(err, "message", None) or str(err)).splitlines() if line.strip()]
+    for line in lines:
+        if "unhealthy" in line or "aborted" in line:  # a lost worker: the line that says so
+            return line[:limit]
+    meaningful = [line for line in lines if not line.endswith(":") and not line.startswith(_NOISE)]
+    return (meaningful or lines or [""])[0][:limit]

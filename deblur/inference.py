@@ -11,25 +11,42 @@ from typing import Protocol, get_args
 import keras
 import numpy as np
 
+from deblur import hardware
 from deblur.config import InferencePrecision
 from deblur.errors import DeblurError, OutputExistsError, SettingError
 from deblur.imageio import DEFAULT_MAX_PIXELS, WRITE_FORMATS, ImageReadError, find_images, read_photo, write_photo
 from deblur.model import MIN_SIDE
-from deblur.paths import choose_model
-
-DEFAULT_TILE = 1024  # the largest tile side
-DEFAULT_OVERLAP = 64  # wide enough that tiles agree where they are blended (see tests/test_inference.py)
-# Pixels per model call. Run as a compiled graph (`predict_on_batch`), the full-size generator needs about 0.7 GB
-# per megapixel in bfloat16 and 1.5 GB in float32 on a CPU (called op by op it needed 5 GB): a megapixel a call
-# takes a 1280x720 photo whole and keeps a 24-megapixel one under 4 GB in all (benchmarks/predict_speed.py).
-CALL_PIXELS = 1024 * 1024
-# The generator downsamples twice by 2: a tile that starts off this grid samples other pixels than the whole
-# image does and disagrees with its neighbours (36 dB against 57 dB measured), so tiles start and end on it.
-GRID = 4
+from deblur.paths import ModelChoice, choose_model
+from deblur.strength import DEFAULT_STRENGTH, blend, check_strength
+from deblur.tiling import (
+    CALL_PIXELS,
+    DEFAULT_OVERLAP,
+    DEFAULT_TILE,
+    GRID,
+    TURNS,
+    check_ensemble,
+    grid,
+    mirror_to,
+    ramp,
+    round_up,
+    turn,
+    turned_shape,
+    unturn,
+)
 
 
 class ModelLoadError(DeblurError, ValueError):
     """The model file is missing or is not a deblur model."""
+
+
+class ImageTooSmallError(ImageReadError):
+    """The image is under the model's smallest side (`deblur.model.MIN_SIDE`)."""
+
+
+def check_min_side(width: int, height: int, name: str) -> None:
+    """The one check that an image is large enough for the model, for every way an image comes in."""
+    if min(width, height) < MIN_SIDE:
+        raise ImageTooSmallError(f"{name}: {width}x{height} is too small (at least {MIN_SIDE} px a side)")
 
 
 @dataclass
@@ -42,6 +59,7 @@ class Deblurrer:
     overlap: int = DEFAULT_OVERLAP
     call_pixels: int = CALL_PIXELS  # an image this size or smaller goes through whole
     ensemble: int = 1  # mirrored and turned copies of the image, deblurred and averaged (ENSEMBLES)
+    strength: float = DEFAULT_STRENGTH  # how much of the model's change to keep (deblur.strength)
 
     def __post_init__(self) -> None:
         # A compiled predict function: several times less memory than calling the model op by op, and faster.
@@ -52,6 +70,7 @@ class Deblurrer:
                 f"tile must be a multiple of {GRID} and at least {8 * GRID}: {self.tile}", settings=("tile",)
             )
         check_ensemble(self.ensemble)
+        check_strength(self.strength)
         if not 0 <= self.overlap < self.tile // 2:
             raise SettingError(
                 f"overlap must be at least 0 and less than half of the tile ({self.tile}): {self.overlap}",
@@ -66,39 +85,47 @@ class Deblurrer:
         """
         if height * width <= self.call_pixels:
             return [(0, 0, height, width)]
-        tile_h, tops = _grid(_round_up(height), self.tile, self.overlap)
-        tile_w, lefts = _grid(_round_up(width), self.tile, self.overlap)
+        tile_h, tops = grid(round_up(height), self.tile, self.overlap)
+        tile_w, lefts = grid(round_up(width), self.tile, self.overlap)
         return [(top, left, tile_h, tile_w) for top in tops for left in lefts]
 
     @property
     def settings(self) -> str:
         """How it runs, for the log line of predict and evaluate: the precision, and the ensemble if any."""
         copies = f", each image averaged over {self.ensemble} mirrored/turned copies" if self.ensemble > 1 else ""
-        return self.precision + copies
+        strength = f", strength {100 * self.strength:.0f}%" if self.strength != DEFAULT_STRENGTH else ""
+        return self.precision + copies + strength
 
     def calls(self, height: int, width: int, ensemble: int | None = None) -> int:
         """How many tiles deblurring a `height` x `width` image runs, over all the copies of the ensemble."""
         copies = self.ensemble if ensemble is None else ensemble
-        return sum(len(self.tiles(*_turned((height, width), turn))) for turn in TURNS[:copies])
+        return sum(len(self.tiles(*turned_shape((height, width), copy))) for copy in TURNS[:copies])
 
     def __call__(
-        self, image: np.ndarray, on_tiles: Callable[[int], None] | None = None, *, ensemble: int | None = None
+        self,
+        image: np.ndarray,
+        on_tiles: Callable[[int], None] | None = None,
+        *,
+        ensemble: int | None = None,
+        strength: float | None = None,
     ) -> np.ndarray:
-        """Deblur one image; `ensemble` overrides this Deblurrer's for this call (the server's per-request option)."""
+        """Deblur one image; `ensemble` and `strength` override this Deblurrer's for this call (the server's
+        per-request options)."""
         image = np.asarray(image, dtype=np.float32)
         height, width = image.shape[:2]
-        if min(height, width) < MIN_SIDE:
-            raise DeblurError(f"{width}x{height} is too small (at least {MIN_SIDE} px a side)")
+        check_min_side(width, height, "the image")
         copies = self.ensemble if ensemble is None else ensemble
         check_ensemble(copies)
+        strength = self.strength if strength is None else strength
+        check_strength(strength)
         if copies == 1:
-            return self._restore(image, on_tiles)
+            return blend(image, self._restore(image, on_tiles), strength)
         total = np.zeros_like(image)
-        for turn in TURNS[:copies]:
-            restored = self._restore(np.ascontiguousarray(_turn(image, turn)), on_tiles)
-            total += _unturn(restored, turn)
+        for copy in TURNS[:copies]:
+            restored = self._restore(np.ascontiguousarray(turn(image, copy)), on_tiles)
+            total += unturn(restored, copy)
         total /= copies
-        return total
+        return blend(image, total, strength)
 
     def _restore(self, image: np.ndarray, on_tiles: Callable[[int], None] | None) -> np.ndarray:
         height, width = image.shape[:2]
@@ -109,15 +136,13 @@ class Deblurrer:
                 on_tiles(1)
             return result
         tile_h, tile_w = tiles[0][2], tiles[0][3]
-        weight = np.outer(_ramp(tile_h, self.overlap), _ramp(tile_w, self.overlap))[:, :, None]
+        weight = np.outer(ramp(tile_h, self.overlap), ramp(tile_w, self.overlap))[:, :, None]
         total = np.zeros_like(image)
         weights = np.zeros((height, width, 1), dtype=np.float32)
         per_call = max(1, self.call_pixels // (tile_h * tile_w))
         for first in range(0, len(tiles), per_call):
             chunk = tiles[first : first + per_call]
-            batch = np.stack(
-                [_mirror_to(image[t : t + tile_h, x : x + tile_w], tile_h, tile_w) for t, x, _, _ in chunk]
-            )
+            batch = np.stack([mirror_to(image[t : t + tile_h, x : x + tile_w], tile_h, tile_w) for t, x, _, _ in chunk])
             restored = np.asarray(self.model.predict_on_batch(batch))
             for (top, left, _, _), piece in zip(chunk, restored, strict=True):
                 # Edge tiles reach past the image by up to GRID - 1 mirrored pixels: keep only the image part.
@@ -130,69 +155,6 @@ class Deblurrer:
         return total
 
 
-# The eight ways to mirror and turn an image by quarter turns, as (transpose, flip rows, flip columns), in the order
-# an ensemble of 1, 2, 4 or 8 takes them. The model was trained on patches flipped and turned the same way, so
-# each copy is as good a guess as the image itself; their average keeps what they agree on. On the shipped model
-# and 11 real GOPRO pairs: +0.27 dB alone, +0.36 with 4 copies, +0.41 with 8 (its model card has each pair).
-TURNS = [(False, False, False), (False, False, True), (False, True, False), (False, True, True)]
-TURNS += [(True, *flips) for _, *flips in TURNS]
-ENSEMBLES = (1, 2, 4, 8)
-
-
-def check_ensemble(ensemble: int) -> None:
-    if ensemble not in ENSEMBLES:
-        choices = ", ".join(map(str, ENSEMBLES))
-        raise SettingError(f"ensemble must be one of {choices}: {ensemble}", settings=("ensemble",))
-
-
-def _turned(shape: tuple[int, int], turn: tuple[bool, bool, bool]) -> tuple[int, int]:
-    return shape[::-1] if turn[0] else shape
-
-
-def _turn(image: np.ndarray, turn: tuple[bool, bool, bool]) -> np.ndarray:
-    transpose, flip_rows, flip_columns = turn
-    if transpose:
-        image = image.transpose(1, 0, 2)
-    return image[:: -1 if flip_rows else 1, :: -1 if flip_columns else 1]
-
-
-def _unturn(image: np.ndarray, turn: tuple[bool, bool, bool]) -> np.ndarray:
-    transpose, flip_rows, flip_columns = turn
-    image = image[:: -1 if flip_rows else 1, :: -1 if flip_columns else 1]
-    return image.transpose(1, 0, 2) if transpose else image
-
-
-def _round_up(size: int) -> int:
-    return -(-size // GRID) * GRID
-
-
-def _grid(size: int, tile: int, overlap: int) -> tuple[int, list[int]]:
-    """Tile length and starts along one side (`size` a multiple of GRID): the fewest tiles of about `tile` or
-    less that share at least `overlap` pixels, with lengths and starts on the GRID."""
-    if size <= tile:
-        return size, [0]
-    # GRID more overlap than asked leaves room to move each start down onto the grid.
-    count = -(-(size - overlap - GRID) // (tile - overlap - GRID))
-    length = min(size, _round_up(-(-(size + (count - 1) * (overlap + GRID)) // count)))
-    starts = [round(i * (size - length) / (count - 1)) // GRID * GRID for i in range(count)]
-    return length, starts
-
-
-def _mirror_to(tile: np.ndarray, height: int, width: int) -> np.ndarray:
-    """Pad an edge tile at the bottom and right by mirroring, as the model itself pads the whole image."""
-    pad_h, pad_w = height - tile.shape[0], width - tile.shape[1]
-    if pad_h or pad_w:
-        tile = np.pad(tile, ((0, pad_h), (0, pad_w), (0, 0)), mode="symmetric")
-    return tile
-
-
-def _ramp(length: int, overlap: int) -> np.ndarray:
-    """Blending weights along one side of a tile: rising over `overlap` pixels at each end, never zero."""
-    centres = np.arange(length, dtype=np.float32) + 0.5
-    ramp = np.minimum(centres, length - centres) / max(overlap, 1)
-    return np.clip(ramp, 1e-3, 1.0)
-
-
 def load_deblurrer(
     path: str | Path,
     *,
@@ -200,6 +162,7 @@ def load_deblurrer(
     tile: int = DEFAULT_TILE,
     overlap: int = DEFAULT_OVERLAP,
     ensemble: int = 1,
+    strength: float = DEFAULT_STRENGTH,
 ) -> Deblurrer:
     """Load a `model.keras` written by `deblur train` (with `safe_mode=True`).
 
@@ -209,6 +172,7 @@ def load_deblurrer(
     `ensemble` > 1 averages that many mirrored/turned copies of each image (TURNS), at that many times the time.
     """
     check_ensemble(ensemble)  # before the slow part
+    check_strength(strength)
     path = Path(path)
     if not path.is_file():
         raise ModelLoadError(f"model file {path} not found")
@@ -226,20 +190,17 @@ def load_deblurrer(
     ):
         raise ModelLoadError(f"{path} is a Keras model but not a deblur model (it must map any-size RGB to RGB)")
     if precision == "auto":
-        precision = "bfloat16" if _native_bfloat16() and (path.parent / "config.yaml").is_file() else "float32"
+        precision = (
+            "bfloat16"
+            if hardware.native_bfloat16_inference() and (path.parent / "config.yaml").is_file()
+            else "float32"
+        )
     if precision == "bfloat16":
         model = _rebuild(model, path.parent / "config.yaml", "mixed_bfloat16")
     elif precision != "float32":
         choices = ", ".join(get_args(InferencePrecision))
         raise SettingError(f"precision must be one of {choices}; got {precision!r}", settings=("precision",))
-    return Deblurrer(model, precision, tile, overlap, ensemble=ensemble)
-
-
-def _native_bfloat16() -> bool:
-    from deblur.training.precision import cpu_bf16_flags, gpu_compute_capabilities
-
-    # On a GPU the model runs in float32 here: bfloat16 inference was only measured on CPUs.
-    return not gpu_compute_capabilities() and bool(cpu_bf16_flags())
+    return Deblurrer(model, precision, tile, overlap, ensemble=ensemble, strength=strength)
 
 
 def _rebuild(model: keras.Model, config_path: Path, policy: str) -> keras.Model:
@@ -253,6 +214,26 @@ def _rebuild(model: keras.Model, config_path: Path, policy: str) -> keras.Model:
     rebuilt = build_generator(**model_args, dtype=policy)
     rebuilt.set_weights(model.get_weights())
     return rebuilt
+
+
+def open_deblurrer(
+    model: str | Path | ModelChoice | None,
+    *,
+    precision: str = "auto",
+    tile: int = DEFAULT_TILE,
+    overlap: int = DEFAULT_OVERLAP,
+    ensemble: int = 1,
+    strength: float = DEFAULT_STRENGTH,
+    log: Callable[[str], None] = print,
+) -> tuple[Deblurrer, ModelChoice]:
+    """The one way a command opens its model: choose it (`model` as `deblur.paths.choose_model` takes it, or a
+    choice already made), load it, and say which model runs in what."""
+    chosen = model if isinstance(model, ModelChoice) else choose_model(model)
+    deblurrer = load_deblurrer(
+        chosen.path, precision=precision, tile=tile, overlap=overlap, ensemble=ensemble, strength=strength
+    )
+    log(f"model: {chosen.description}, in {deblurrer.settings}")
+    return deblurrer, chosen
 
 
 def deblur_image(image: np.ndarray, model: str | Path | Deblurrer) -> np.ndarray:
@@ -330,15 +311,16 @@ def deblur_photos(
     tile: int = DEFAULT_TILE,
     overlap: int = DEFAULT_OVERLAP,
     ensemble: int = 1,
+    strength: float = DEFAULT_STRENGTH,
     options: PredictOptions = PredictOptions(),
     progress: Progress | None = None,
     log: Callable[[str], None] = print,
 ) -> PredictReport:
     """`deblur predict`: choose and load the model (`model` as `deblur.paths.choose_model` takes it), say which,
     and deblur every image in `inputs` into `out_dir`."""
-    chosen = choose_model(model)
-    deblurrer = load_deblurrer(chosen.path, precision=precision, tile=tile, overlap=overlap, ensemble=ensemble)
-    log(f"model: {chosen.description}, in {deblurrer.settings}")
+    deblurrer, chosen = open_deblurrer(
+        model, precision=precision, tile=tile, overlap=overlap, ensemble=ensemble, strength=strength, log=log
+    )
     return predict_files(inputs, deblurrer, chosen.path, out_dir, options, progress)
 
 
@@ -383,8 +365,7 @@ def predict_one(
         raise OutputExistsError(f"{target}: exists; allow overwriting to replace it", settings=("overwrite",))
     photo = read_photo(path, max_pixels=options.max_pixels)
     height, width = photo.rgb.shape[:2]
-    if min(height, width) < MIN_SIDE:
-        raise ImageReadError(f"{path}: {width}x{height} is too small (at least {MIN_SIDE} px a side)")
+    check_min_side(width, height, str(path))
     on_tiles = progress.image(path.name, deblurrer.calls(height, width)) if progress else None
     restored = deblurrer(photo.rgb, on_tiles)
     write_photo(target, restored, photo, options.fmt)

@@ -36,6 +36,12 @@ def psnr(reference, image, max_val: float = 1.0):
     return 10.0 * ops.log10(max_val**2 / mse)
 
 
+def image_psnr(reference: np.ndarray, image: np.ndarray) -> float:
+    """`psnr` of one HWC image against its reference, both in [0, 1], as a float."""
+    reference, image = np.asarray(reference, np.float32), np.asarray(image, np.float32)
+    return float(np.asarray(psnr(reference[None], image[None]))[0])
+
+
 def _gaussian_window(size: int = 11, sigma: float = 1.5) -> np.ndarray:
     offsets = np.arange(size, dtype=np.float64) - (size - 1) / 2
     g = np.exp(-(offsets**2) / (2 * sigma**2))

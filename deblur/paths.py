@@ -48,20 +48,27 @@ def shipped_model() -> Path | None:
 @dataclass(frozen=True)
 class ModelChoice:
     path: Path
-    description: str  # what the user is told is being used
+    description: str  # what the user is told is being used, with its path
+    name: str  # the same without the folders above the run: what a server may tell anyone
+
+
+def _run_name(path: Path) -> str:
+    return f"{path.parent.name}/{path.name}" if path.parent.name else path.name
 
 
 def choose_model(model: str | Path | None, runs: Path = RUNS_DIR) -> ModelChoice:
     """The model a command uses: a `model.keras` path; "latest", the newest training run; "pretrained" or None,
     the model shipped with deblur (with None and no shipped model, the newest run)."""
     if model is not None and str(model) not in ("latest", "pretrained"):
-        return ModelChoice(Path(model), str(model))
+        return ModelChoice(Path(model), str(model), _run_name(Path(model)))
     shipped = shipped_model()
     if model is None and shipped or str(model) == "pretrained":
         if shipped is None:
             raise SettingError("this copy of deblur has no pretrained model", settings=("model",))
-        return ModelChoice(shipped, f"the pretrained model shipped with deblur ({shipped})")
+        return ModelChoice(
+            shipped, f"the pretrained model shipped with deblur ({shipped})", "the pretrained model shipped with deblur"
+        )
     latest = latest_model(runs)
     if latest is None:
         raise SettingError(f"no trained model in {runs}/: train one first (deblur train)", settings=("model",))
-    return ModelChoice(latest, f"{latest}, the newest training run")
+    return ModelChoice(latest, f"{latest}, the newest training run", _run_name(latest))

@@ -2,7 +2,7 @@ import numpy as np
 from skimage.metrics import peak_signal_noise_ratio
 
 from deblur.data.demo import load_photo
-from deblur.data.synth import apply_blur
+from deblur.data.kernels import apply_blur
 from deblur.evaluation.baselines import richardson_lucy, unsharp_mask, wiener
 
 

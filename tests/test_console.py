@@ -1,5 +1,6 @@
 """TensorFlow's native start-up lines stay off the terminal; anything else written to descriptor 2 gets through."""
 
+import io
 import os
 import subprocess
 import sys
@@ -7,7 +8,7 @@ import textwrap
 
 import pytest
 
-from deblur.console import is_noise
+from deblur.console import LineProgress, is_noise, progress_bar
 
 NOISE_LINES = [
     "WARNING: All log messages before absl::InitializeLog() is called are written to STDERR",
@@ -58,3 +59,29 @@ def test_a_command_prints_no_start_up_noise(tmp_path):
     assert "saved" in result.stdout
     assert [line for line in result.stderr.splitlines() if is_noise(line)] == []
     assert "absl::InitializeLog" not in result.stderr and "cuInit" not in result.stderr
+
+
+def test_a_bar_that_is_not_on_a_terminal_writes_a_few_plain_lines(monkeypatch):
+    """Under nohup or in CI, tqdm would write every update: a log of carriage returns."""
+    monkeypatch.setattr(LineProgress, "min_gap", 0.0)
+    log = io.StringIO()
+    bar = progress_bar(total=1000, desc="steps", unit="step", file=log, mininterval=0)
+    assert isinstance(bar, LineProgress)
+    for _ in range(1000):
+        bar.update(1)
+        bar.set_postfix(loss="0.1")
+    bar.close()
+    lines = log.getvalue().splitlines()
+    assert "\r" not in log.getvalue()
+    assert 5 <= len(lines) <= 12  # one every 10%, and the last
+    assert lines[-1].startswith("steps: 100%") and "1000/1000" in lines[-1]
+
+
+def test_a_bar_on_a_terminal_is_tqdms_own():
+    class Terminal(io.StringIO):
+        def isatty(self):
+            return True
+
+    bar = progress_bar(total=3, file=Terminal())
+    assert type(bar).__name__ == "tqdm"
+    bar.close()

@@ -34,7 +34,7 @@ def fake_gopro(root, blur_folders=("blur", "blur_gamma"), sequences=None, frames
 def test_make_synthetic_pairs_script(tmp_path):
     write_image(tmp_path / "photos" / "a.png", noise_image(np.random.default_rng(1), 64, 64))
     result = run_script(
-        "make_synthetic_pairs.py", "--src", tmp_path / "photos", "--out", tmp_path / "pairs", "--per-image", "2"
+        "make_synthetic_pairs.py", "--src", tmp_path / "photos", "--out", tmp_path / "pairs", "--pairs-per-photo", "2"
     )
     assert result.returncode == 0, result.stderr
     assert len(list((tmp_path / "pairs" / "train" / "a" / "blur").iterdir())) == 2

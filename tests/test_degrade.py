@@ -5,8 +5,8 @@ import pytest
 
 from deblur.config import ConfigError, SynthConfig
 from deblur.data.degrade import degrade
+from deblur.data.kernels import apply_blur, random_kernel
 from deblur.data.motion import camera_path, motion_blur
-from deblur.data.synth import apply_blur, random_kernel
 
 
 def detail(image: np.ndarray) -> float:

@@ -1,6 +1,6 @@
 import tensorflow as tf
 
-from deblur.training.errors import error_reason
+from deblur.errors import error_reason
 
 GRAPH_ERROR = (
     "Graph execution error:\n\nDetected at node StatefulPartitionedCall defined at (most recent call last):\n"

@@ -5,12 +5,12 @@ import pytest
 from helpers import make_flat_dataset, smoke_config
 from PIL import Image
 from skimage.metrics import peak_signal_noise_ratio, structural_similarity
-from test_make_pairs import make_photos
+from test_synth import make_photos
 from typer.testing import CliRunner
 
 from deblur.cli import app
 from deblur.config import SynthConfig
-from deblur.data.make_pairs import synthesize_pairs
+from deblur.data.synth import synthesize_pairs
 from deblur.training.trainer import train
 
 runner = CliRunner()

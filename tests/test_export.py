@@ -179,8 +179,14 @@ def one_error_line(result) -> str:
 
 
 def test_unknown_format(model, tmp_path):
-    line = one_error_line(export(model, tmp_path / "m.pb", "--format", "tflite"))
-    assert "format must be one of savedmodel, litert, onnx; got 'tflite' (--format)" in line
+    # The library says so to Python callers; the CLI offers the same choices (ExportFormat) and refuses others
+    # as it refuses every unknown choice, before anything runs.
+    with pytest.raises(SettingError) as caught:
+        ExportRequest(fmt="tflite", out=tmp_path / "m.pb")
+    assert "format must be one of savedmodel, litert, onnx; got 'tflite'" in str(caught.value)
+    assert caught.value.settings == ("format",)
+    result = export(model, tmp_path / "m.pb", "--format", "tflite")
+    assert result.exit_code == 2 and "'tflite' is not one of 'savedmodel', 'litert', 'onnx'" in result.output
     assert not (tmp_path / "m.pb").exists()
 
 
@@ -242,13 +248,19 @@ def test_never_over_the_model_itself(model):
     [
         (["--format", "onnx", "--float16"], "float16 weights are offered for litert only (--float16, --format)"),
         (["--format", "savedmodel", "--quantize", "int8"], "int8 is offered for litert and onnx, not savedmodel"),
-        (["--format", "onnx", "--quantize", "int4"], "quantize must be int8; got 'int4' (--quantize)"),
         (["--format", "litert", "--quantize", "int8", "--calibration", "x"], "calibration photos are used by onnx"),
         (["--format", "onnx"], "onnx files are named *.onnx: "),
     ],
 )
 def test_bad_combinations(model, tmp_path, options, message):
     assert message in one_error_line(export(model, tmp_path / "m.tflite", *options))
+
+
+def test_unknown_quantization(model, tmp_path):
+    with pytest.raises(SettingError, match="quantize must be int8; got 'int4'"):
+        ExportRequest(fmt="onnx", out=tmp_path / "m.onnx", quantize="int4")
+    result = export(model, tmp_path / "m.onnx", "--format", "onnx", "--quantize", "int4")
+    assert result.exit_code == 2 and "'int4' is not one of 'int8'" in result.output
 
 
 def test_calibration_folder_checked_before_the_slow_part(model, tmp_path):

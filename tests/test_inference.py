@@ -6,7 +6,7 @@ from helpers import save_model
 from PIL import Image
 from typer.testing import CliRunner
 
-from deblur import paths
+from deblur import hardware, paths
 from deblur.cli import app
 from deblur.errors import DeblurError, SettingError
 from deblur.imageio import ImageReadError, read_photo
@@ -290,20 +290,19 @@ def test_bfloat16_inference_close_to_float32(random_model):
 
 
 def test_auto_precision(random_model, monkeypatch):
-    from deblur import inference
 
-    monkeypatch.setattr(inference, "_native_bfloat16", lambda: True)
+    monkeypatch.setattr(hardware, "native_bfloat16_inference", lambda: True)
     assert load_deblurrer(random_model, precision="auto").precision == "bfloat16"
     (random_model.parent / "config.yaml").unlink()  # cannot rebuild without the run's config
     assert load_deblurrer(random_model, precision="auto").precision == "float32"
-    monkeypatch.setattr(inference, "_native_bfloat16", lambda: False)
+    monkeypatch.setattr(hardware, "native_bfloat16_inference", lambda: False)
     assert load_deblurrer(random_model, precision="auto").model.get_layer("head_conv").compute_dtype == "float32"
 
 
 def test_cli_defaults_are_the_library_defaults():
     import inspect
 
-    from deblur.cli import predict
+    from deblur.cli.predict import predict
     from deblur.inference import DEFAULT_OVERLAP, DEFAULT_TILE
 
     defaults = {name: p.default for name, p in inspect.signature(predict).parameters.items()}

@@ -1,6 +1,6 @@
 import pytest
 
-from deblur.training.precision import choose_precision, cpu_bf16_flags
+from deblur.training.precision import choose_precision
 
 
 @pytest.mark.parametrize(
@@ -30,12 +30,3 @@ def test_explicit_choice_warns_when_slow():
 def test_unknown_precision():
     with pytest.raises(ValueError, match="precision must be"):
         choose_precision("int8", gpus=[], cpu_flags=[], tpu=False)
-
-
-def test_cpu_flags_from_cpuinfo(tmp_path):
-    cpuinfo = tmp_path / "cpuinfo"
-    cpuinfo.write_text("processor\t: 0\nflags\t\t: fpu sse avx512f avx512_bf16 amx_tile amx_bf16\n")
-    assert cpu_bf16_flags(cpuinfo) == ["amx_bf16", "avx512_bf16"]
-    cpuinfo.write_text("flags\t\t: fpu sse avx2\n")
-    assert cpu_bf16_flags(cpuinfo) == []
-    assert cpu_bf16_flags(tmp_path / "missing") == []

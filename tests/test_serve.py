@@ -17,7 +17,8 @@ from skimage import data as skimage_data
 from deblur.inference import PredictOptions, load_deblurrer, predict_one
 from deblur.serve.app import STATIC, create_app
 from deblur.serve.card import model_info
-from deblur.serve.service import DeblurService, Limits
+from deblur.serve.limits import Limits
+from deblur.serve.service import DeblurService
 
 
 @pytest.fixture(scope="module")
@@ -125,6 +126,22 @@ def test_format_and_ensemble_options(client, model, tmp_path):
     assert got.shape == expected.shape and np.abs(got - expected).mean() < 0.05
     assert post(client, data, ensemble="3").status_code == 422
     assert post(client, data, format="gif").status_code == 422
+
+
+def test_strength_blends_the_photo_and_predicts_output(client, model, tmp_path):
+    data = png_bytes(photo())
+    source = tmp_path / "photo.png"
+    source.write_bytes(data)
+    back = np.asarray(Image.open(io.BytesIO(post(client, data, strength="0").content)))
+    assert np.array_equal(back, np.asarray(photo()))  # 0%: the photo itself
+    half = post(client, data, strength="50")
+    assert half.status_code == 200
+    predict_one(
+        source, tmp_path / "half.png", load_deblurrer(model, precision="float32", strength=0.5), PredictOptions()
+    )
+    assert_same_image(Image.open(io.BytesIO(half.content)), Image.open(tmp_path / "half.png"))
+    assert post(client, data, strength="151").status_code == 422
+    assert post(client, data, strength="-1").status_code == 422
 
 
 # === Bad input ===
@@ -249,6 +266,12 @@ def test_model_and_health(client):
     health = client.get("/healthz").json()
     assert health["status"] == "ok" and health["running"] == 0 and health["capacity"] == 3
     assert health["seconds_per_megapixel"] > 0
+
+
+def test_no_server_path_unless_asked_for(client, model):
+    text = client.get("/v1/model").text
+    assert str(model.parent) not in text and "path" not in client.get("/v1/model").json()
+    assert model_info(model, "a test model", "float32", show_path=True)["path"] == str(model.resolve())
 
 
 def test_card_figures_of_the_shipped_model_and_of_a_run(model):

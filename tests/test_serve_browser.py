@@ -17,8 +17,7 @@ import pytest
 from PIL import Image
 from skimage import data as skimage_data
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
-from serve_load import multipart, request, running_server  # noqa: E402
+from deblur.serve.loadtest import multipart, request, running_server
 
 # Without the background-networking flags Chromium keeps trying hosts a closed network refuses.
 FLAGS = ["--disable-gpu", "--no-first-run", "--disable-background-networking", "--disable-component-update"]
@@ -64,9 +63,14 @@ def test_page_deblurs_a_dropped_and_a_picked_photo(tmp_path):
         page = browser.new_page(viewport={"width": 900, "height": 900}, accept_downloads=True)
         errors = []
         page.on("pageerror", lambda error: errors.append(str(error)))
+        served = []  # every request the page sends to the server
+        page.on("request", lambda sent: served.append(sent.url) if sent.url.startswith(server.url) else None)
         page.goto(server.url + "/")
         page.wait_for_function("document.querySelector('#model').textContent.startsWith('Model: ')")
         assert "the pretrained model shipped with deblur" in page.inner_text("#model")
+        from deblur.paths import shipped_model
+
+        assert str(shipped_model().parent) not in page.content()  # no path on the server reaches a visitor
         assert page.locator("#card-table tr").count() >= 4  # the model card's figures
 
         page.set_input_files("#files", str(picked))
@@ -102,6 +106,34 @@ def test_page_deblurs_a_dropped_and_a_picked_photo(tmp_path):
         card.locator(".zoom").click()  # full resolution: one image pixel per screen pixel, scrolled
         assert card.locator(".after").evaluate(width) == card.locator(".before").evaluate(width) == 600
         assert card.locator(".viewport").evaluate("(v) => v.scrollWidth > v.clientWidth")
+
+        # Strength: blended in the browser, no new request; 0% is the blurry photo, 150% goes past the result.
+        requests_before = len(served)
+        strength = card.locator(".strength")
+        shown_pixels = """(c) => new Promise((resolve) => {
+            const image = c.querySelector('.after');
+            const read = () => {
+                const canvas = new OffscreenCanvas(image.naturalWidth, image.naturalHeight);
+                const context = canvas.getContext('2d');
+                context.drawImage(image, 0, 0);
+                resolve(Array.from(context.getImageData(0, 0, canvas.width, canvas.height).data));
+            };
+            image.complete ? read() : image.addEventListener('load', read, { once: true });
+        })"""
+        at = {}
+        for value in ("0", "150", "100"):
+            strength.evaluate(f"(s) => {{ s.value = {value}; s.dispatchEvent(new Event('input')); }}")
+            page.wait_for_function(
+                f"(c) => c.dataset.strength === '{value}'", arg=card.element_handle(), timeout=30_000
+            )
+            assert card.locator(".strength-value").inner_text() == f"{value}%"
+            at[value] = np.array(card.evaluate(shown_pixels), dtype=np.int16).reshape(400, 600, 4)[..., :3]
+        blurry_pixels = np.asarray(Image.open(picked).convert("RGB"), dtype=np.int16)
+        assert np.abs(at["0"] - blurry_pixels).max() <= 1  # the blurry photo back
+        change_100 = at["100"] - blurry_pixels
+        change_150 = at["150"] - blurry_pixels
+        assert np.abs(change_150).mean() > 1.3 * np.abs(change_100).mean()  # further in the same direction
+        assert len(served) == requests_before  # all in the browser
 
         with page.expect_download() as download:
             card.locator(".download").click()

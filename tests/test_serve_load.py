@@ -1,16 +1,13 @@
 """deblur serve on loopback, under the load of benchmarks/serve_load.py, and stopped by SIGTERM mid-deblur."""
 
 import signal
-import sys
 import threading
 import time
-from pathlib import Path
 
 import pytest
 from helpers import save_model
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
-from serve_load import multipart, photos, request, run_load, running_server  # noqa: E402
+from deblur.serve.loadtest import multipart, photos, request, run_load, running_server
 
 
 @pytest.fixture(scope="module")

@@ -2,7 +2,8 @@ import json
 
 import pytest
 
-from deblur.training.strategy import StrategyError, cluster_role, make_strategy
+from deblur.training.errors import StrategyError
+from deblur.training.strategy import cluster_role, make_strategy
 
 
 def test_default_strategy():

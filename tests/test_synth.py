@@ -1,101 +1,171 @@
+from dataclasses import replace
+
 import numpy as np
 import pytest
+from helpers import smoke_config, write_image
+from PIL import Image
+from typer.testing import CliRunner
 
-from deblur.data.synth import (
-    anchor_time,
-    apply_blur,
-    blur_mask,
-    frames_kernel,
-    random_kernel,
-    shake_trajectory,
-    smooth_trajectory,
-    trajectory_kernel,
-)
+from deblur.cli import app
+from deblur.config import ConfigError, SynthConfig, load_config
+from deblur.data.demo import load_photo
+from deblur.data.kernels import apply_blur
+from deblur.data.pairs import DatasetError, preflight
+from deblur.data.synth import synthesize_pairs
+from deblur.training.trainer import train
 
-
-@pytest.mark.parametrize("length", [3.0, 9.0, 21.0])
-@pytest.mark.parametrize("trajectory", [shake_trajectory, smooth_trajectory])
-def test_trajectory_extent(length, trajectory):
-    path = trajectory(np.random.default_rng(1), length)
-    assert max(np.ptp(path.real), np.ptp(path.imag)) == pytest.approx(length)
+runner = CliRunner()
 
 
-def test_smooth_path_stays_near_its_chord():
-    for seed in range(10):
-        path = smooth_trajectory(np.random.default_rng(seed), 20.0)
-        chord = path[-1] - path[0]
-        # Distance of every point from the straight line through the ends: an arc, never a wander.
-        off_line = np.abs(((path - path[0]) * np.conj(chord)).imag) / abs(chord)
-        assert off_line.max() < 0.2 * abs(chord)
-        steps = np.abs(np.diff(path))
-        assert steps.max() < 3 * steps.min()  # nearly constant speed
+def make_photos(folder, names=("astronaut", "camera", "coffee", "chelsea", "rocket")):
+    for i, name in enumerate(names):
+        photo = load_photo(name)[:120, :160]
+        sub = folder / "holiday" if i % 2 else folder
+        write_image(sub / f"{name}.{'jpg' if i == 2 else 'png'}", photo)
+    return folder
 
 
-def test_anchor_time_is_gopro_middle_frame():
-    assert anchor_time(7) == 0.5  # odd: the middle instant
-    assert anchor_time(8) == pytest.approx(4 / 7)  # even: half a frame past it
-    with pytest.raises(ValueError, match="at least 2"):
-        anchor_time(1)
+def test_gopro_layout_with_kernels_and_held_out_photos(tmp_path):
+    src = make_photos(tmp_path / "photos")
+    out = tmp_path / "pairs"
+    result = runner.invoke(
+        app,
+        [
+            "data",
+            "synth",
+            "--src",
+            str(src),
+            "--out",
+            str(out),
+            "--pairs-per-photo",
+            "2",
+            "--val-fraction",
+            "0.4",
+            "-q",
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    assert "wrote 10 pairs from 5 photos" in result.output
+    train_seqs = sorted(p.name for p in (out / "train").iterdir())
+    test_seqs = sorted(p.name for p in (out / "test").iterdir())
+    assert len(test_seqs) == 2 and len(train_seqs) == 3 and not set(train_seqs) & set(test_seqs)
+    assert "holiday__camera" in train_seqs + test_seqs
+    for seq in (out / "train").iterdir():
+        assert sorted(p.name for p in (seq / "blur").iterdir()) == ["000.png", "001.png"]
+        assert sorted(p.name for p in (seq / "kernel").iterdir()) == ["000.npy", "001.npy"]
+    splits = preflight(out, 32, progress=False)
+    assert len(splits.train) == 6 and len(splits.val) == 4 and splits.layout == "gopro"
 
 
-def test_anchor_sits_on_the_centre_pixel():
-    path = np.linspace(0, 6, 200) + 0j  # a line to the right, the sharp image taken at its start
-    kernel = trajectory_kernel(path, anchor=path[0])
-    centre = kernel.shape[0] // 2
-    assert kernel[centre, centre] > 0 and kernel[:, :centre].sum() == 0
-    xs = np.arange(kernel.shape[1]) - centre
-    assert (kernel.sum(axis=0) * xs).sum() == pytest.approx(3.0, abs=0.05)
+def test_saved_kernel_reproduces_the_blur(tmp_path):
+    src = make_photos(tmp_path / "photos", names=("astronaut",))
+    out = synthesize_pairs(src, tmp_path / "pairs", SynthConfig(noise=0.0, pairs_per_photo=1), log=lambda _: None).out
+    folder = next((out / "train").iterdir())
+    sharp = np.asarray(Image.open(folder / "sharp" / "000.png"))
+    blurry = np.asarray(Image.open(folder / "blur" / "000.png")).astype(int)
+    kernel = np.load(folder / "kernel" / "000.npy")
+    remade = np.clip(np.round(apply_blur(sharp.astype(np.float32) / 255, kernel) * 255), 0, 255).astype(int)
+    assert np.abs(remade - blurry).max() <= 1  # rounding only
+    assert np.abs(sharp.astype(int) - blurry).mean() > 1  # and it is blurred
 
 
-def test_even_frame_kernels_are_offset_by_half_a_frame():
-    # A straight 14 px path at constant speed: 8 frames put the sharp image (4/7 - 1/2) x 14 = 1 px past the
-    # centre of the blur, 7 frames exactly on it.
-    path = np.exp(0.3j) * np.linspace(-7, 7, 1000)
-    for frames, offset in ((8, 1.0), (7, 0.0), (10, 14 * (5 / 9 - 0.5))):
-        kernel = frames_kernel(path, frames)
-        ys, xs = np.mgrid[: kernel.shape[0], : kernel.shape[1]] - kernel.shape[0] // 2
-        mean = complex((kernel * xs).sum(), (kernel * ys).sum())
-        assert abs(mean + offset * np.exp(0.3j)) < 0.05  # the blur lies behind the anchor, along the path
+def test_same_seed_same_pairs_other_photos_do_not_matter(tmp_path):
+    one = synthesize_pairs(
+        make_photos(tmp_path / "a", names=("camera",)), tmp_path / "out_a", SynthConfig(), log=lambda _: None
+    )
+    two = synthesize_pairs(
+        make_photos(tmp_path / "b", names=("camera", "rocket")),
+        tmp_path / "out_b",
+        SynthConfig(),
+        val_fraction=0.0,
+        log=lambda _: None,
+    )
+    a = np.load(one.out / "train" / "camera" / "kernel" / "002.npy")
+    b = np.load(two.out / "train" / "camera" / "kernel" / "002.npy")
+    np.testing.assert_array_equal(a, b)
 
 
-def test_random_frames_kernels_are_distributions():
-    for path in ("shake", "smooth"):
-        kernel = random_kernel(np.random.default_rng(2), 5, 15, frames=8, path=path)
-        assert kernel.shape[0] == kernel.shape[1] and kernel.shape[0] % 2 == 1
-        assert kernel.min() >= 0 and kernel.sum() == pytest.approx(1.0, abs=1e-5)
+def held_out(tmp_path, name, synth):
+    src = tmp_path / "photos"
+    if not src.exists():
+        make_photos(src)
+    report = synthesize_pairs(src, tmp_path / name, synth, val_fraction=0.4, progress=False, log=lambda _: None)
+    return sorted(p.name for p in (report.out / "test").iterdir())
 
 
-def test_kernel_is_a_centred_distribution():
-    for seed in range(5):
-        kernel = random_kernel(np.random.default_rng(seed), 5, 15)
-        assert kernel.shape[0] == kernel.shape[1] and kernel.shape[0] % 2 == 1
-        assert kernel.min() >= 0 and kernel.sum() == pytest.approx(1.0, abs=1e-5)
-        ys, xs = np.mgrid[: kernel.shape[0], : kernel.shape[1]]
-        centre = kernel.shape[0] // 2
-        # The centre of mass sits on the centre pixel: blurring does not shift the image.
-        assert (kernel * xs).sum() == pytest.approx(centre, abs=1e-3)
-        assert (kernel * ys).sum() == pytest.approx(centre, abs=1e-3)
+def test_holdout_seed_keeps_the_held_out_photos_when_the_blur_seed_changes(tmp_path):
+    recipe = SynthConfig(pairs_per_photo=1, max_length=5.0)
+    first = held_out(tmp_path, "first", recipe)
+    by_seed = {seed: held_out(tmp_path, f"seed{seed}", replace(recipe, seed=seed)) for seed in (1, 2, 3)}
+    assert any(choice != first for choice in by_seed.values())  # without it, another seed holds out other photos
+    for seed in by_seed:
+        assert held_out(tmp_path, f"kept{seed}", replace(recipe, seed=seed, holdout_seed=0)) == first
 
 
-def test_straight_path_gives_a_line():
-    path = np.linspace(-3, 3, 200) + 0j
-    kernel = trajectory_kernel(path)
-    assert kernel.sum(axis=1).argmax() == kernel.shape[0] // 2
-    assert np.count_nonzero(kernel.sum(axis=0)) >= 6
+def test_the_two_stages_of_the_pretrained_recipe_hold_out_the_same_photos():
+    stage1, stage2 = load_config("pretrained").data.synth, load_config("pretrained-finetune").data.synth
+    assert stage2.seed != stage1.seed  # new blurs
+    assert stage2.photo_seed == stage1.photo_seed
 
 
-def test_blur_preserves_flat_images_and_size():
-    image = np.full((20, 30, 3), 0.25)
-    kernel = random_kernel(np.random.default_rng(0), 3, 8)
-    blurred = apply_blur(image, kernel)
-    assert blurred.shape == image.shape
-    np.testing.assert_allclose(blurred, 0.25, atol=1e-6)
+def test_a_bad_photo_writes_nothing_and_names_it(tmp_path):
+    src = make_photos(tmp_path / "photos", names=("camera", "rocket"))
+    (src / "broken.png").write_bytes(b"\x89PNG\r\n\x1a\n not really")
+    out = tmp_path / "pairs"
+    result = runner.invoke(app, ["data", "synth", "--src", str(src), "--out", str(out), "-q"])
+    assert result.exit_code == 1
+    assert "broken.png" in result.output and "nothing was written" in result.output
+    assert not out.exists() and not list(tmp_path.glob(".pairs*"))
 
 
-def test_blur_mask_is_smooth_and_varies():
-    masks = [blur_mask(np.random.default_rng(seed), (200, 300)) for seed in range(8)]
-    for mask in masks:
-        assert mask.shape == (200, 300) and mask.min() >= 0.0 and mask.max() <= 1.0
-        assert np.abs(np.diff(mask, axis=1)).max() < 0.2  # soft edges: no seam a model could learn to spot
-    assert np.ptp([mask.mean() for mask in masks]) > 0.2  # the blurred share changes from photo to photo
-    assert np.mean([mask.max() - mask.min() for mask in masks]) > 0.5  # and within a photo
+def test_existing_out_is_refused(tmp_path):
+    src = make_photos(tmp_path / "photos", names=("camera",))
+    (tmp_path / "pairs").mkdir()
+    with pytest.raises(DatasetError, match="already exists"):
+        synthesize_pairs(src, tmp_path / "pairs", SynthConfig(), log=lambda _: None)
+
+
+def test_too_small_photos_are_named(tmp_path):
+    write_image(tmp_path / "photos" / "tiny.png", np.zeros((20, 30, 3), np.uint8))
+    with pytest.raises(DatasetError, match="tiny.png: 30x20 is too small"):
+        synthesize_pairs(tmp_path / "photos", tmp_path / "pairs", SynthConfig(), log=lambda _: None)
+
+
+def test_max_side_scales_down(tmp_path):
+    src = make_photos(tmp_path / "photos", names=("camera",))
+    out = synthesize_pairs(src, tmp_path / "pairs", SynthConfig(pairs_per_photo=1), max_side=80, log=lambda _: None)
+    with Image.open(out.out / "train" / "camera" / "sharp" / "000.png") as image:
+        assert image.size == (80, 60)
+
+
+def test_synthetic_pairs_train(tmp_path):
+    src = make_photos(tmp_path / "photos")
+    out = synthesize_pairs(
+        src, tmp_path / "pairs", SynthConfig(pairs_per_photo=2), val_fraction=0.2, log=lambda _: None
+    ).out
+    result = train(
+        smoke_config(f"data.root={out}", "train.epochs=1"), tmp_path / "run", progress=False, log=lambda _: None
+    )
+    assert result.model_path.is_file() and result.metrics[0]["val_psnr"] > 10
+
+
+def test_recipe_from_a_config_with_overrides(tmp_path):
+    src = make_photos(tmp_path / "photos", names=("astronaut", "camera"))
+    out = tmp_path / "pairs"
+    args = ["data", "synth", "--src", str(src), "--out", str(out), "-c", "pretrained", "--pairs-per-photo", "1"]
+    result = runner.invoke(app, [*args, "--max-length", "20", "--blur", "motion", "--max-rotation", "2"])
+    assert result.exit_code == 0, result.output
+    assert "wrote 2 pairs from 2 photos" in result.output
+    # Motion blur has no single kernel to save.
+    assert not list(out.rglob("kernel")) and len(list(out.rglob("blur/000.png"))) == 2
+
+
+def test_recipe_defaults_are_the_config_defaults():
+    from deblur.data.synth import synth_recipe
+
+    assert synth_recipe() == SynthConfig()
+    assert synth_recipe("pretrained", noise=None, max_length=9) == replace(
+        load_config("pretrained").data.synth, max_length=9.0
+    )
+    with pytest.raises(ConfigError, match="blur=motion"):
+        synth_recipe(max_rotation=1.0)  # the built-in recipe is kernel blur

@@ -13,9 +13,9 @@ from deblur.data.demo import load_photo
 from deblur.data.pairs import DatasetError
 from deblur.model import build_generator
 from deblur.training import trainer
-from deblur.training.checkpoints import RunFolder, RunFolderError, read_metrics, weights_fingerprint
+from deblur.training.errors import RunFolderError, TrainingError, TrainingInterrupted
 from deblur.training.optim import build_optimizer, scaled_learning_rate
-from deblur.training.trainer import TrainingError, TrainingInterrupted
+from deblur.training.run_folder import RunFolder, read_metrics, weights_fingerprint
 
 METRIC_KEYS = [
     "epoch",
@@ -142,7 +142,7 @@ def test_ctrl_c_saves_a_checkpoint(tmp_path, monkeypatch):
                 raise KeyboardInterrupt
 
     with monkeypatch.context() as patch:  # scoped: undoing everything would also drop the isolated DEBLUR_HOME
-        patch.setattr(trainer, "tqdm", InterruptingBar)
+        patch.setattr(trainer, "progress_bar", InterruptingBar)
         with pytest.raises(TrainingInterrupted, match="interrupted at step 3"):
             quiet_train(smoke_config(), tmp_path / "run")
     assert tf.train.latest_checkpoint(str(tmp_path / "run" / "checkpoints")).endswith("ckpt-3")

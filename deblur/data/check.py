@@ -6,8 +6,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from deblur.data.demo import kernel_file
 from deblur.data.pairs import check_pairs, discover, inspect_images, problem_listing
+from deblur.data.writer import kernel_file
 
 
 @dataclass

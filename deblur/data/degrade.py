@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from deblur.config import SynthConfig
-from deblur.data.synth import GAMMA, apply_blur, blur_mask, random_kernel
+from deblur.data.kernels import GAMMA, apply_blur, blur_mask, random_kernel
 
 
 def degrade(sharp: np.ndarray, rng: np.random.Generator, synth: SynthConfig) -> tuple[np.ndarray, np.ndarray | None]:

@@ -13,10 +13,9 @@ import json
 from pathlib import Path
 
 import numpy as np
-from PIL import Image
 
 from deblur.config import SynthConfig
-from deblur.data.degrade import degrade
+from deblur.data.writer import write_pairs
 from deblur.files import atomic_dir
 from deblur.paths import data_home
 
@@ -57,26 +56,6 @@ def demo_root(synth: SynthConfig, home: Path | None = None) -> Path:
     key = json.dumps({"v": FORMAT_VERSION, "train": TRAIN_PHOTOS, "val": VAL_PHOTOS, "synth": recipe}, sort_keys=True)
     digest = hashlib.sha256(key.encode()).hexdigest()[:10]
     return (home or data_home()) / f"demo-{digest}"
-
-
-def kernel_file(blurry: Path) -> Path:
-    """Where a pair's blur kernel is kept: `<folder>/kernel/<name>.npy` beside `<folder>/blur/<name>.png`."""
-    return blurry.parent.parent / "kernel" / f"{blurry.stem}.npy"
-
-
-def write_pairs(sharp: np.ndarray, folder: Path, synth: SynthConfig, rng: np.random.Generator) -> None:
-    """Write `synth.pairs_per_photo` blurry versions of one sharp photo into `folder/{blur,sharp}`, with each
-    pair's kernel in `folder/kernel` when the blur has one."""
-    for sub in ("blur", "sharp"):
-        (folder / sub).mkdir(parents=True, exist_ok=True)
-    for k in range(synth.pairs_per_photo):
-        blurry, kernel = degrade(sharp, rng, synth)
-        name = f"{k:03d}.png"
-        Image.fromarray(blurry).save(folder / "blur" / name)
-        Image.fromarray(sharp).save(folder / "sharp" / name)
-        if kernel is not None:
-            kernel_file(folder / "blur" / name).parent.mkdir(exist_ok=True)
-            np.save(kernel_file(folder / "blur" / name), kernel)
 
 
 def ensure_demo_dataset(synth: SynthConfig, *, home: Path | None = None, log=print) -> Path:

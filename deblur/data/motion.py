@@ -2,7 +2,7 @@
 
 GOPRO (Nah, Kim and Lee, CVPR 2017) averages consecutive 240 fps frames in linear light and takes the middle frame
 as the sharp image. Here the frames are the sharp photo itself, warped along a camera path: a shake trajectory
-(`deblur.data.synth`, the same random model the kernels use) for the translation, plus a roll about a point and a
+(`deblur.data.kernels`, the same random model the kernels use) for the translation, plus a roll about a point and a
 zoom that grow steadily through the exposure. Roll and zoom make the blur differ across the image, as it does in
 real photos; a kernel convolution cannot. The path is centred on its middle point, so the sharp image is the
 middle "frame", as in GOPRO.
@@ -15,7 +15,7 @@ import math
 import numpy as np
 import tensorflow as tf
 
-from deblur.data.synth import GAMMA, shake_trajectory
+from deblur.data.kernels import GAMMA, shake_trajectory
 
 STEP = 0.75  # at most this many pixels between two frames, so that the average looks continuous
 

@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from PIL import Image, UnidentifiedImageError
-from tqdm import tqdm
 
+from deblur.console import progress_bar
 from deblur.errors import DeblurError
 
 IMAGE_SUFFIXES = {".png", ".jpg", ".jpeg", ".bmp"}
@@ -135,7 +135,7 @@ def inspect_images(paths: list[Path], deep: bool, progress: bool) -> dict[Path, 
     """path -> ((width, height) or None, problem or None), read in parallel threads."""
     with ThreadPoolExecutor(max_workers=8) as pool:
         results = list(
-            tqdm(
+            progress_bar(
                 pool.map(lambda path: image_problem(path, deep), paths),
                 total=len(paths),
                 desc="checking images",

@@ -1,121 +1,125 @@
-"""Synthetic camera-shake blur: random motion trajectories turned into blur kernels.
+"""Synthetic training pairs from any folder of sharp photos: `deblur data synth`.
 
-The trajectory model follows Boracchi and Foi, "Modeling the performance of image restoration from motion blur"
-(IEEE TIP 2012), as DeblurGAN used it: a particle moving at constant speed whose velocity is nudged by Gaussian
-jitter, pulled back towards its start (a hand steadying the camera) and, now and then, reversed by a sudden
-shake. The kernel is the time the trajectory spends over each pixel, so it sums to one.
+Each photo is blurred `pairs_per_photo` times with random camera-shake kernels (`deblur.data.kernels`, the code
+the embedded demo uses) and written in GOPRO's layout, one "sequence" per photo, with each kernel saved beside its pair:
+
+    OUT/train/<photo>/blur/000.png   OUT/train/<photo>/sharp/000.png   OUT/train/<photo>/kernel/000.npy
+    OUT/test/<photo>/...             (a share of the photos, never of one photo's pairs, is held out)
+
+`blurry = clip(round(255 * (reflect-padded sharp/255 convolved with kernel + noise)))`, so with the kernel file a
+pair can be reproduced (exactly, when noise is 0).
 """
 
 from __future__ import annotations
 
+import dataclasses
+import zlib
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
 import numpy as np
-from scipy.ndimage import gaussian_filter, zoom
-from scipy.signal import fftconvolve
+from PIL import Image
 
-GAMMA = 2.2  # GOPRO's approximation of the camera response, used to blur in linear light
-
-
-def shake_trajectory(rng: np.random.Generator, length: float, points: int = 1000) -> np.ndarray:
-    """A random camera-shake path as complex positions, scaled so its larger extent is `length` pixels."""
-    anxiety = 0.1 * rng.random()  # how much the velocity is perturbed
-    centripetal = 0.7 * rng.random()  # pull back towards the start
-    shake_probability = 0.2 * rng.random()  # chance per point of an abrupt direction change
-    jitter = 10.0 * rng.random()
-    speed = 1.0 / (points - 1)
-
-    velocity = np.exp(1j * rng.uniform(0, 2 * np.pi)) * speed
-    noise = rng.standard_normal((points, 2)) @ np.array([1.0, 1j])
-    shakes = rng.random(points) < shake_probability * anxiety
-    turns = rng.random(points) - 0.5
-    path = np.zeros(points, dtype=np.complex128)
-    for t in range(points - 1):
-        kick = 2 * velocity * np.exp(1j * (np.pi + turns[t])) if shakes[t] else 0.0
-        velocity = velocity + kick + anxiety * (jitter * noise[t] - centripetal * path[t]) * speed
-        velocity = velocity / abs(velocity) * speed
-        path[t + 1] = path[t] + velocity
-
-    extent = max(np.ptp(path.real), np.ptp(path.imag), 1e-9)
-    return path * (length / extent)
+from deblur.config import SynthConfig, load_config
+from deblur.console import progress_bar
+from deblur.data.pairs import DatasetError, problem_listing
+from deblur.data.writer import write_pairs
+from deblur.errors import SettingError
+from deblur.files import atomic_dir
+from deblur.imageio import ImageReadError, find_images, read_photo
 
 
-def trajectory_kernel(path: np.ndarray, anchor: complex | None = None) -> np.ndarray:
-    """Rasterize a trajectory into a normalized blur kernel (odd square), centred on `anchor`, the position at
-    which the sharp image was taken; by default the path's mean, which keeps the two aligned on average.
-    """
-    centred = path - (path.mean() if anchor is None else anchor)
-    radius = int(np.ceil(np.abs(centred.real).max() + 1)), int(np.ceil(np.abs(centred.imag).max() + 1))
-    half = max(radius)
-    size = 2 * half + 1
-    kernel = np.zeros((size, size), dtype=np.float64)
-    x = centred.real + half
-    y = centred.imag + half
-    x0, y0 = np.floor(x).astype(int), np.floor(y).astype(int)
-    fx, fy = x - x0, y - y0
-    # Bilinear splatting: each point shares its unit of exposure among the four pixels around it.
-    for dx, dy, weight in (
-        (0, 0, (1 - fx) * (1 - fy)),
-        (1, 0, fx * (1 - fy)),
-        (0, 1, (1 - fx) * fy),
-        (1, 1, fx * fy),
-    ):
-        np.add.at(kernel, (y0 + dy, x0 + dx), weight)
-    return (kernel / kernel.sum()).astype(np.float32)
+@dataclass
+class SynthReport:
+    out: Path
+    train_photos: int
+    val_photos: int
+    pairs: int
 
 
-def smooth_trajectory(rng: np.random.Generator, length: float, points: int = 1000) -> np.ndarray:
-    """A nearly straight path at nearly constant speed, scaled so its larger extent is `length` pixels: the
-    camera or subject motion of a short exposure, as in GOPRO's real pairs (their blur kernels, fitted, are lines
-    and gentle arcs, where a shake trajectory wanders)."""
-    t = np.linspace(-0.5, 0.5, points)
-    direction = np.exp(1j * rng.uniform(0, 2 * np.pi))
-    bend = rng.uniform(-0.5, 0.5)  # sideways acceleration: an arc
-    speed_change = rng.uniform(-0.5, 0.5)  # along the path: speeding up or slowing down
-    path = direction * (t + (speed_change + 1j * bend) * t**2)
-    extent = max(np.ptp(path.real), np.ptp(path.imag), 1e-9)
-    return path * (length / extent)
+def synth_recipe(config: str | Path | None = None, **overrides) -> SynthConfig:
+    """The blur recipe (`data.synth`) of a config, by name or file, or the built-in one when None, with the
+    `overrides` that are not None applied (and checked)."""
+    base = load_config(config).data.synth if config else SynthConfig()
+    return dataclasses.replace(base, **{key: value for key, value in overrides.items() if value is not None})
 
 
-def random_kernel(
-    rng: np.random.Generator, min_length: float, max_length: float, frames: int = 0, path: str = "shake"
-) -> np.ndarray:
-    """A kernel for a random camera path (`shake`: a wandering shake trajectory; `smooth`: a line or gentle arc)
-    of `min_length` to `max_length` pixels, the sharp image at the path's mean when `frames` is 0, else at the
-    time GOPRO's recipe of `frames` video frames takes it (see `anchor_time`)."""
-    length = rng.uniform(min_length, max_length)
-    trajectory = smooth_trajectory(rng, length) if path == "smooth" else shake_trajectory(rng, length)
-    return frames_kernel(trajectory, frames) if frames else trajectory_kernel(trajectory)
+def synthesize_pairs(
+    src: Path,
+    out: Path,
+    synth: SynthConfig,
+    *,
+    val_fraction: float = 0.1,
+    max_side: int | None = None,
+    progress: bool = True,
+    log: Callable[[str], None] = print,
+) -> SynthReport:
+    """Make the pairs; `out` appears complete or not at all, and is never an existing folder."""
+    src, out = Path(src), Path(out)
+    if not src.is_dir():
+        raise DatasetError(f"{src} is not a folder", settings=("src",))
+    if out.exists():
+        raise DatasetError(
+            f"{out} already exists: choose a new folder (nothing is written into an old one)", settings=("out",)
+        )
+    if not 0.0 <= val_fraction < 1.0:
+        raise SettingError(f"val_fraction must be in [0, 1); got {val_fraction}", settings=("val_fraction",))
+    photos = [path for path, _ in find_images([src])]
+    if not photos:
+        raise DatasetError(f"no photos under {src} (JPEG, PNG, BMP, WebP or TIFF)")
+    names = _sequence_names(src, photos)
+    order = np.random.default_rng(synth.photo_seed).permutation(len(photos))
+    held_out = round(len(photos) * val_fraction) if len(photos) > 1 else 0
+    val_indices = set(order[:held_out].tolist())
+    min_side = int(np.ceil(synth.max_length)) * 4  # a kernel must be small against the photo
+
+    problems = []
+    with atomic_dir(out) as tmp:
+        for index in progress_bar(range(len(photos)), desc="photos", unit="photo", disable=not progress):
+            path = photos[index]
+            try:
+                sharp = _load(path, max_side)
+            except ImageReadError as err:
+                problems.append(str(err))
+                continue
+            if min(sharp.shape[:2]) < min_side:
+                problems.append(
+                    f"{path}: {sharp.shape[1]}x{sharp.shape[0]} is too small for blur up to "
+                    f"{synth.max_length:g} px (at least {min_side} px a side)"
+                )
+                continue
+            split = "test" if index in val_indices else "train"
+            # One stream per photo: its pairs do not depend on which other photos are in the folder.
+            rng = np.random.default_rng([synth.seed, zlib.crc32(names[index].encode())])
+            write_pairs(sharp, tmp / split / names[index], synth, rng)
+        if problems:
+            raise DatasetError(
+                f"{len(problems)} photo(s) in {src} cannot be used; nothing was written:\n{problem_listing(problems)}"
+            )
+    report = SynthReport(out, len(photos) - held_out, held_out, len(photos) * synth.pairs_per_photo)
+    log(f"wrote {report.pairs} pairs from {len(photos)} photos to {out} ({held_out} photo(s) held out in test/)")
+    return report
 
 
-def frames_kernel(trajectory: np.ndarray, frames: int) -> np.ndarray:
-    """The kernel of `trajectory` (evenly timed points) with the sharp image where GOPRO's recipe of `frames`
-    video frames takes it."""
-    return trajectory_kernel(trajectory, anchor=trajectory[round(anchor_time(frames) * (len(trajectory) - 1))])
+def _load(path: Path, max_side: int | None) -> np.ndarray:
+    """A photo as HWC RGB uint8 (EXIF orientation applied), scaled down so its longer side is <= max_side."""
+    photo = read_photo(path)
+    rgb = np.round(photo.rgb * 255).astype(np.uint8)
+    if max_side and max(rgb.shape[:2]) > max_side:
+        scale = max_side / max(rgb.shape[:2])
+        size = (max(1, round(rgb.shape[1] * scale)), max(1, round(rgb.shape[0] * scale)))
+        rgb = np.asarray(Image.fromarray(rgb).resize(size, Image.Resampling.LANCZOS))
+    return rgb
 
 
-def anchor_time(frames: int) -> float:
-    """When, as a share of the exposure, GOPRO's sharp image is taken: the middle frame (index frames // 2) of
-    `frames` averaged video frames. With an even count it falls half a frame past the middle, on the side of the
-    motion's direction, which the blur does not show; GOPRO's real pairs measure this offset (1-2 px), so a model
-    trained on it learns the mapping those pairs hold."""
-    if frames < 2:
-        raise ValueError(f"frames must be at least 2: {frames}")
-    return (frames // 2) / (frames - 1)
-
-
-def blur_mask(rng: np.random.Generator, size: tuple[int, int]) -> np.ndarray:
-    """A smooth random (height, width) map in [0, 1]: blobs of 30 to 130 px (sigma) with soft or crisp edges,
-    covering a random share of the picture; where it is 1 the strong blur applies. Near objects, moving
-    subjects and a rolling camera blur some regions far more than others."""
-    height, width = size
-    cell = 8  # the field is drawn coarse and scaled up: its blobs are far larger than a pixel
-    coarse = gaussian_filter(rng.standard_normal((height // cell + 2, width // cell + 2)), rng.uniform(4, 16))
-    coarse = (coarse - coarse.mean()) / max(coarse.std(), 1e-9)
-    field = zoom(coarse, cell, order=1)[:height, :width]
-    return 1.0 / (1.0 + np.exp(-rng.uniform(1, 6) * (field - rng.uniform(-1, 1))))
-
-
-def apply_blur(sharp: np.ndarray, kernel: np.ndarray) -> np.ndarray:
-    """Convolve an HWC float image with a 2-D kernel, reflecting at the borders; same size out."""
-    half_h, half_w = kernel.shape[0] // 2, kernel.shape[1] // 2
-    padded = np.pad(sharp, ((half_h, half_h), (half_w, half_w), (0, 0)), mode="reflect")
-    return fftconvolve(padded, kernel[:, :, None], mode="valid", axes=(0, 1))
+def _sequence_names(src: Path, photos: list[Path]) -> list[str]:
+    """A folder name per photo, from its path under `src` (subfolders joined by '__'), unique."""
+    names = []
+    for path in photos:
+        rel = path.relative_to(src).with_suffix("")
+        name = "__".join(rel.parts)
+        if name in names:  # a.jpg and a.png
+            name = f"{name}__{path.suffix.lstrip('.').lower()}"
+        names.append(name)
+    return names

@@ -1,7 +1,7 @@
 """Classical deblurring to compare the model with: deconvolution with the true kernel when the pairs carry one
 (Richardson-Lucy and Wiener, from scikit-image), and unsharp masking when they do not.
 
-Inputs and outputs are HWC RGB float32 in [0, 1]; kernels are 2-D, summing to 1, as `deblur.data.synth` makes.
+Inputs and outputs are HWC RGB float32 in [0, 1]; kernels are 2-D, summing to 1, as `deblur.data.kernels` makes.
 """
 
 from __future__ import annotations

@@ -9,73 +9,25 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import get_args
 
 import numpy as np
-from tqdm import tqdm
 
 from deblur.config import EvaluationSplit
-from deblur.data.demo import kernel_file
+from deblur.console import progress_bar
 from deblur.data.pairs import DatasetError, Pair, check_pairs, discover, problem_listing
 from deblur.data.sequence import load_rgb
+from deblur.data.writer import kernel_file
 from deblur.errors import OutputExistsError, SettingError
 from deblur.evaluation.baselines import WITH_KERNEL, WITHOUT_KERNEL
+from deblur.evaluation.report import EvaluationReport, ImageResult
 from deblur.files import atomic_write_text
-from deblur.inference import Deblurrer, load_deblurrer
+from deblur.inference import Deblurrer, open_deblurrer
 from deblur.losses import psnr, ssim
 from deblur.paths import choose_model
 
 SPLITS = get_args(EvaluationSplit)
-
-
-@dataclass
-class ImageResult:
-    name: str
-    width: int
-    height: int
-    psnr: dict[str, float]  # method -> dB: "model", "blurry", then the baselines
-    ssim: dict[str, float]
-    kernel: bool  # the pair carries its true kernel
-    seconds: dict[str, float]  # method -> seconds to restore this image
-
-
-@dataclass
-class EvaluationReport:
-    model: str
-    data: str
-    split: str
-    precision: str = "float32"  # what the model ran in
-    ensemble: int = 1  # mirrored/turned copies averaged per image (deblur.inference.ENSEMBLES)
-    images: list[ImageResult] = field(default_factory=list)
-
-    def methods(self) -> list[str]:
-        """Methods in table order: those every image has, then those only some have."""
-        order: list[str] = []
-        for image in self.images:
-            order += [m for m in image.psnr if m not in order]
-        return order
-
-    def mean(self, metric: str) -> dict[str, float]:
-        """Mean over the images that have each method."""
-        means = {}
-        for method in self.methods():
-            values = [getattr(image, metric)[method] for image in self.images if method in getattr(image, metric)]
-            means[method] = float(np.mean(values))
-        return means
-
-    def to_json(self) -> dict:
-        return {
-            "model": self.model,
-            "data": self.data,
-            "split": self.split,
-            "precision": self.precision,
-            "ensemble": self.ensemble,
-            "methods": self.methods(),
-            "mean": {"psnr": self.mean("psnr"), "ssim": self.mean("ssim"), "images": len(self.images)},
-            "images": [asdict(image) for image in self.images],
-        }
 
 
 def evaluation_pairs(root: str | Path, split: str = "val", limit: int | None = None) -> list[Pair]:
@@ -107,7 +59,7 @@ def evaluate(
 ) -> EvaluationReport:
     """Score the model, the blurry input and (with `baselines`) classical deblurring on every pair."""
     report = EvaluationReport(model_name, data_name, split, deblurrer.precision, deblurrer.ensemble)
-    for pair in tqdm(pairs, desc="evaluating", unit="image", disable=not progress):
+    for pair in progress_bar(pairs, desc="evaluating", unit="image", disable=not progress):
         blurry, sharp = _read(pair.blurry), _read(pair.sharp)
         outputs, seconds = {"blurry": blurry}, {}
         started = time.perf_counter()
@@ -158,9 +110,9 @@ def evaluate_model(
             f"{out} already exists: choose another file or allow overwriting", settings=("out", "overwrite")
         )
     chosen = choose_model(model)
-    pairs = evaluation_pairs(data, split, limit)
-    deblurrer = load_deblurrer(chosen.path, precision=precision, ensemble=ensemble)
-    log(f"model: {chosen.description}, in {deblurrer.settings}; {len(pairs)} {split} pair(s) from {data}")
+    pairs = evaluation_pairs(data, split, limit)  # the data is checked before the slow load
+    deblurrer, _ = open_deblurrer(chosen, precision=precision, ensemble=ensemble, log=log)
+    log(f"{len(pairs)} {split} pair(s) from {data}")
     report = evaluate(
         deblurrer,
         pairs,

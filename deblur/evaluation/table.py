@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from deblur.evaluation.evaluate import EvaluationReport
+from deblur.evaluation.report import EvaluationReport
 from deblur.tables import aligned_table
 
 

@@ -69,13 +69,12 @@ def export_model(
     request: ExportRequest, *, model: str | Path | None = None, log: Callable[[str], None] = print
 ) -> ExportReport:
     """Export a trained deblurrer (`model` as `deblur.paths.choose_model` takes it; default the shipped one)."""
-    from deblur.inference import load_deblurrer
+    from deblur.inference import open_deblurrer
     from deblur.paths import choose_model
 
     chosen = choose_model(model)
-    _check_out(request, chosen.path)
-    keras_model = load_deblurrer(chosen.path, precision="float32").model
-    log(f"model: {chosen.description}")
+    _check_out(request, chosen.path)  # before the slow load
+    keras_model = open_deblurrer(chosen, precision="float32", log=log)[0].model
     calibration = None
     if request.fmt == "onnx" and request.quantize:
         from deblur.export.calibration import calibration_patches

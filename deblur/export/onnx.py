@@ -28,16 +28,26 @@ INPUT_NAME = "blurry"
 RESIDUAL_CONV = re.compile(r"(^|/)block\d+_conv[12](_\d+)?/")
 
 
-def export_onnx(model: keras.Model, path: Path, *, calibration: list[np.ndarray] | None = None) -> Path:
+def export_onnx(
+    model: keras.Model,
+    path: Path,
+    *,
+    calibration: list[np.ndarray] | None = None,
+    every_op: bool = False,
+) -> Path:
     """Write `model` (float32) as an `.onnx` file at `path`; with `calibration` (HWC float32 patches of blurry
-    photos), quantized to int8 as described above. Returns `path`."""
+    photos), quantized to int8 as described above. Returns `path`.
+
+    every_op: quantize every op, not only the residual blocks. It lost 0.39 dB on real blur, so `deblur export`
+    does not offer it; benchmarks/export_formats.py measures it.
+    """
     if calibration is None:
         _convert(model, Path(path))
         return path
     with tempfile.TemporaryDirectory(prefix="deblur-onnx-") as folder:
         float_path, prepared = Path(folder) / "float32.onnx", Path(folder) / "prepared.onnx"
         _convert(model, float_path)
-        _quantize(float_path, prepared, Path(path), calibration)
+        _quantize(float_path, prepared, Path(path), calibration, every_op=every_op)
     return path
 
 
@@ -49,7 +59,9 @@ def _convert(model: keras.Model, path: Path) -> None:
         convertible(model).export(str(path), format="onnx", input_signature=[spec], verbose=False)
 
 
-def _quantize(float_path: Path, prepared: Path, path: Path, calibration: list[np.ndarray]) -> None:
+def _quantize(
+    float_path: Path, prepared: Path, path: Path, calibration: list[np.ndarray], *, every_op: bool = False
+) -> None:
     import onnx
     from onnxruntime.quantization import CalibrationDataReader, QuantFormat, QuantType, quantize_static
     from onnxruntime.quantization.shape_inference import quant_pre_process
@@ -78,5 +90,5 @@ def _quantize(float_path: Path, prepared: Path, path: Path, calibration: list[np
         per_channel=True,
         activation_type=QuantType.QUInt8,
         weight_type=QuantType.QInt8,
-        nodes_to_quantize=residual,
+        nodes_to_quantize=None if every_op else residual,
     )

@@ -13,15 +13,20 @@ from typing import Any
 import yaml
 
 
-def model_info(path: Path, description: str, precision: str) -> dict[str, Any]:
+def model_info(path: Path, description: str, precision: str, *, show_path: bool = False) -> dict[str, Any]:
+    """What the page and `/v1/model` show: `description` names the model (no folders: every visitor sees it);
+    with `show_path`, the model file's absolute path too."""
     folder = path.parent
-    return {
+    info = {
         "description": description,
         "file": path.name,
         "precision": precision,
         "architecture": _architecture(folder / "config.yaml"),
         "card": _card_table(folder / "MODEL_CARD.md") or _training_table(folder / "metrics.jsonl"),
     }
+    if show_path:
+        info["path"] = str(path.resolve())
+    return info
 
 
 def _architecture(config: Path) -> dict[str, Any] | None:

@@ -10,9 +10,10 @@ from typing import Annotated, Any, Literal
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import JSONResponse, Response
 
-from deblur.imageio import ImageReadError, ImageTooLargeError, NotAnImageError
-from deblur.serve.service import DeblurService, TooSmallError
+from deblur.imageio import ImageReadError, NotAnImageError
+from deblur.serve.service import DeblurService
 from deblur.serve.work import Busy, ClientGone
+from deblur.strength import DEFAULT_STRENGTH, MAX_STRENGTH
 
 log = logging.getLogger("deblur.serve")
 router = APIRouter()
@@ -64,6 +65,15 @@ async def deblur(
         Query(description="Mirrored/turned copies deblurred and averaged: a little better, that many times slower."),
     ] = "1",
     fmt: Annotated[Literal["png", "jpg", "webp"], Query(alias="format", description="The output format.")] = "png",
+    strength: Annotated[
+        float,
+        Query(
+            ge=0,
+            le=100 * MAX_STRENGTH,
+            description="Percent of the model's change kept: 0 gives the photo back, 100 the model's output, more "
+            "pushes further (blurry + strength/100 * (deblurred - blurry)).",
+        ),
+    ] = 100 * DEFAULT_STRENGTH,
 ) -> Response:
     """A photo in (a multipart field `image`, or the image itself as the body), the deblurred photo out, as
     `deblur predict` writes it: EXIF orientation applied, grayscale, alpha and 16-bit PNG kept."""
@@ -79,13 +89,13 @@ async def deblur(
         service.check(data, name)
     except NotAnImageError as err:
         return error(415, str(err))
-    except (ImageTooLargeError, ImageReadError, TooSmallError) as err:
+    except ImageReadError as err:  # too large, too small, truncated or corrupt
         return error(400, str(err))
     try:
         service.queue.admit()
     except Busy as err:
         return busy(err)
-    job = partial(service.deblur, data, name, ensemble=int(ensemble), fmt=fmt)
+    job = partial(service.deblur, data, name, ensemble=int(ensemble), strength=strength / 100, fmt=fmt)
     try:
         result = await service.queue.run(job, request.is_disconnected)
     except Busy as err:

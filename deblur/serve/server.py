@@ -14,7 +14,8 @@ from pathlib import Path
 import uvicorn
 
 from deblur.errors import SettingError
-from deblur.serve.service import DeblurService, Limits
+from deblur.serve.limits import Limits
+from deblur.serve.service import DeblurService
 
 LOCAL_HOSTS = {"127.0.0.1", "localhost", "::1"}
 
@@ -59,19 +60,19 @@ def serve(
     precision: str = "auto",
     limits: Limits | None = None,
     cors_origins: tuple[str, ...] = (),
+    show_paths: bool = False,
     log: Callable[[str], None] = print,
 ) -> None:
     """Serve the page and the API until stopped (`model` as `deblur.paths.choose_model` takes it)."""
     limits = limits or Limits()
-    from deblur.inference import load_deblurrer
-    from deblur.paths import choose_model
+    from deblur.inference import open_deblurrer
     from deblur.serve.app import create_app
     from deblur.serve.card import model_info
 
-    chosen = choose_model(model)
-    deblurrer = load_deblurrer(chosen.path, precision=precision)
-    log(f"model: {chosen.description}, in {deblurrer.settings}")
-    service = DeblurService(deblurrer, model_info(chosen.path, chosen.description, deblurrer.precision), limits)
+    deblurrer, chosen = open_deblurrer(model, precision=precision, log=log)
+    # Anyone who reaches the server sees this: the model's name and card, and its path only when asked for.
+    info = model_info(chosen.path, chosen.name, deblurrer.precision, show_path=show_paths)
+    service = DeblurService(deblurrer, info, limits)
     sock = listen(host, port)
     if host not in LOCAL_HOSTS:
         log(

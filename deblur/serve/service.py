@@ -14,26 +14,12 @@ from typing import Any
 import numpy as np
 
 from deblur.imageio import decode_photo, encode_photo, peek_photo
-from deblur.inference import Deblurrer
-from deblur.model import MIN_SIDE
+from deblur.inference import Deblurrer, check_min_side
+from deblur.serve.limits import Limits
 from deblur.serve.work import WorkQueue
+from deblur.strength import DEFAULT_STRENGTH
 
 MEDIA_TYPES = {"png": "image/png", "jpg": "image/jpeg", "webp": "image/webp"}
-
-
-@dataclass(frozen=True)
-class Limits:
-    """What one request may ask of the server."""
-
-    max_bytes: int = 64 * 2**20  # an upload larger than this is refused (413) before it is read
-    # Refused from the header, before decoding (a decompression bomb). Lower than predict's 200 million: a server
-    # takes photos from anyone who can reach it, and 50 megapixels keep the process under about 6 GB.
-    max_pixels: int = 50_000_000
-    waiting: int = 8  # requests that may wait behind the one being deblurred; beyond them, 503 at once
-
-
-class TooSmallError(ValueError):
-    """The photo is under the model's smallest side."""
 
 
 @dataclass(frozen=True)
@@ -48,26 +34,27 @@ class Deblurred:
 class DeblurService:
     """The loaded model, the line of requests for it, and what `/v1/model` says about them."""
 
-    def __init__(self, deblurrer: Deblurrer, model_info: dict[str, Any], limits: Limits = Limits()) -> None:
+    def __init__(self, deblurrer: Deblurrer, model_info: dict[str, Any], limits: Limits | None = None) -> None:
         self.deblurrer = deblurrer
         self.model_info = model_info
-        self.limits = limits
+        self.limits = limits = limits or Limits()
         self.queue = WorkQueue(limits.waiting)
         self.seconds_per_megapixel: float | None = None  # of the last deblur, per copy: the page's estimate
 
     def check(self, data: bytes, name: str) -> tuple[int, int]:
-        """(width, height) from the header; raises NotAnImageError, ImageTooLargeError, ImageReadError or
-        TooSmallError before any decoding."""
+        """(width, height) from the header; raises NotAnImageError, ImageTooLargeError or another ImageReadError
+        (ImageTooSmallError among them) before any decoding."""
         width, height = peek_photo(io.BytesIO(data), name, max_pixels=self.limits.max_pixels)
-        if min(width, height) < MIN_SIDE:
-            raise TooSmallError(f"{name}: {width}x{height} is too small (at least {MIN_SIDE} px a side)")
+        check_min_side(width, height, name)
         return width, height
 
-    def deblur(self, data: bytes, name: str, *, ensemble: int = 1, fmt: str = "png") -> Deblurred:
+    def deblur(
+        self, data: bytes, name: str, *, ensemble: int = 1, strength: float = DEFAULT_STRENGTH, fmt: str = "png"
+    ) -> Deblurred:
         """Decode, deblur and encode one photo (on the worker thread; the CPU-heavy part of a request)."""
         started = time.perf_counter()
         photo = decode_photo(io.BytesIO(data), name, max_pixels=self.limits.max_pixels)
-        restored = self.deblurrer(photo.rgb, ensemble=ensemble)
+        restored = self.deblurrer(photo.rgb, ensemble=ensemble, strength=strength)
         body = encode_photo(restored, photo, fmt)
         height, width = photo.rgb.shape[:2]
         seconds = time.perf_counter() - started

@@ -8,8 +8,7 @@ from matplotlib import ticker
 from matplotlib.figure import Figure
 
 from deblur.files import atomic_path
-from deblur.timings.device import short_device
-from deblur.timings.results import TimingsReport
+from deblur.timings.report import TimingsReport
 
 
 def write_chart(report: TimingsReport, path: Path) -> None:
@@ -93,3 +92,10 @@ def _loader_bars(axis, report: TimingsReport) -> None:
     axis.xaxis.set_minor_formatter(ticker.NullFormatter())
     axis.set_xlabel("patches per second delivered, no model (log scale)")
     axis.set_title("input pipeline alone", fontsize=10)
+
+
+def short_device(device: dict) -> str:
+    """One line for a chart title: 'AMD EPYC, 2 cores, no GPU'."""
+    gpus = device["gpus"]
+    gpu_text = f"{len(gpus)} x {gpus[0]}" if gpus else "no GPU"
+    return f"{device['cpu']}, {device['cpu_cores']} cores, {gpu_text}"

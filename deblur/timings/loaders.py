@@ -7,13 +7,12 @@ from __future__ import annotations
 
 import time
 
-from tqdm import tqdm
-
+from deblur.console import progress_bar
 from deblur.data.pairs import Pair
 from deblur.data.pipeline import train_dataset
 from deblur.data.sequence import PairSequence
 from deblur.timings.measure import LOADER_OPTIONS
-from deblur.timings.results import LoaderResult
+from deblur.timings.report import LoaderResult
 
 LOADERS = ("keras-sequence", "tf.data", "tf.data-optimized")
 
@@ -40,7 +39,7 @@ def measure_loader(
         # Enough batches to pass every file once (filling the cache) and the patch shuffle buffer behind it.
         warmup = -(-len(pairs) // batch_size) + 9 if options.cache != "none" else 1
         source = iter(train_dataset(pairs, patch_size=patch_size, batch_size=batch_size, seed=seed, options=options))
-    bar = tqdm(desc=f"loader {name}", unit="batch", leave=False, disable=not progress)
+    bar = progress_bar(desc=f"loader {name}", unit="batch", leave=False, disable=not progress)
     try:
         for _ in range(warmup):
             next(source)

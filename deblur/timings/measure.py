@@ -13,15 +13,15 @@ from dataclasses import asdict, dataclass
 import keras
 import numpy as np
 import tensorflow as tf
-from tqdm import tqdm
 
 from deblur.config import ModelConfig, TrainConfig
+from deblur.console import progress_bar
 from deblur.data.pairs import Pair
 from deblur.data.pipeline import PipelineOptions, train_dataset
 from deblur.data.sequence import PairSequence
 from deblur.losses import PIXEL_LOSSES
 from deblur.model import build_generator
-from deblur.timings.results import StageResult, TimingsError
+from deblur.timings.report import StageResult, TimingsError
 from deblur.timings.stages import Setup, Stage
 from deblur.training.optim import build_optimizer
 from deblur.training.precision import set_policy
@@ -65,7 +65,7 @@ def measure_stage(stage: Stage, work: Workload, *, progress: bool = True) -> Sta
         optimizer = build_optimizer(work.train, total, setup.policy)
         optimizer.build(model.trainable_variables)
     loss_fn = PIXEL_LOSSES[work.train.loss]
-    bar = tqdm(total=total, desc=stage.name, unit="step", leave=False, disable=not progress, dynamic_ncols=True)
+    bar = progress_bar(total=total, desc=stage.name, unit="step", leave=False, disable=not progress, dynamic_ncols=True)
     try:
         if setup.steps_per_call > 1:
             durations, waits = _time_multi_step(setup, work, strategy, model, optimizer, loss_fn, global_batch, bar)

@@ -1,72 +1,83 @@
-"""The terminal table of a timings report."""
+"""What `deblur timings` measures: per stage, per loader, and the whole report. A leaf module: the measuring, the
+table and the chart all read these types, and none of them is imported here."""
 
 from __future__ import annotations
 
-from deblur.tables import aligned_table
-from deblur.timings.results import TimingsReport
+import time
+from dataclasses import asdict, dataclass, field
+
+from deblur.errors import DeblurError
+from deblur.timings.flops import MatmulRate
+
+# The article's workload: 5 epochs x 200 steps of batch 4. Stage times are scaled to it so they read like its chart.
+ARTICLE_STEPS = 5 * 200
 
 
-def _number(value: float | None, fmt: str) -> str:
-    return "-" if value is None else format(value, fmt)
+class TimingsError(DeblurError, RuntimeError):
+    """The timings cannot be made or would mean nothing."""
 
 
-def stage_table(report: TimingsReport) -> str:
-    header = ("stage", "img/s", "median ms", "p90 ms", "input wait", "speedup", "5x200 time", "GFLOP/s", "of matmul")
-    rows = []
-    notes = []
-    for stage in report.stages:
-        if stage.skipped:
-            rows.append((stage.name, "skipped", "", "", "", "", "", "", ""))
-            notes.append(f"{stage.name}: {stage.skipped}")
-            continue
-        wait = None if stage.input_wait_fraction is None else 100 * stage.input_wait_fraction
-        seconds = report.equivalent_seconds(stage)
-        rows.append(
-            (
-                stage.name,
-                _number(stage.images_per_second, ".2f"),
-                _number(stage.step_ms_median, ".0f"),
-                _number(stage.step_ms_p90, ".0f"),
-                "in graph" if wait is None else f"{wait:.1f}%",
-                _number(stage.speedup, ".2f") + "x",
-                _number(seconds, ".0f") + " s",
-                _number(stage.gflops, ".0f"),
-                "-" if stage.matmul_share is None else f"{100 * stage.matmul_share:.0f}%",
-            )
-        )
-    lines = aligned_table(header, rows)
-    if report.matmul:
-        rates = ", ".join(f"{dtype} {rate.gflops:.0f} GFLOP/s" for dtype, rate in report.matmul.items())
-        lines.append(f"  of matmul: a share of this device's {rates} (2048x2048 matmul, this run)")
-    return "\n".join(lines + [f"  skipped {note}" for note in notes])
+@dataclass
+class StageResult:
+    name: str
+    description: str
+    images_per_second: float | None
+    step_ms_median: float | None
+    step_ms_p90: float | None
+    input_wait_fraction: float | None  # None where input is taken inside the graph (steps-per-call)
+    speedup: float | None  # against the first stage measured (normally keras-sequence)
+    skipped: str | None
+    settings: dict
+    replicas: int = 1
+    timed_steps: int = 0
+    gflops: float | None = None  # the model's training arithmetic per second (3x the forward pass)
+    matmul_share: float | None = None  # of the matmul rate in the stage's compute dtype, measured in the same run
 
 
-def loader_table(report: TimingsReport) -> str:
-    lines = [f"{'loader (no model)':<20} {'patches/s':>10}"]
-    lines += [f"{loader.name:<20} {loader.patches_per_second:>10.1f}" for loader in report.pipeline]
-    fastest = report.fastest()
-    if fastest:
-        lines.append(f"{'model consumes':<20} {fastest.images_per_second:>10.1f}  (fastest stage: {fastest.name})")
-        verdict = bottleneck(report)
-        if verdict:
-            lines.append(verdict)
-    return "\n".join(lines)
+@dataclass
+class LoaderResult:
+    name: str
+    patches_per_second: float
+    batches: int  # timed: at least the preset's, and at least its min_seconds' worth
+    warmup_batches: int  # not timed: for the optimized loader, enough to fill its cache
 
 
-def bottleneck(report: TimingsReport) -> str | None:
-    """Which limits training here: the plain input pipeline, or the model's compute."""
-    fastest = report.fastest()
-    plain = next((loader for loader in report.pipeline if loader.name == "tf.data"), None)
-    if fastest is None or plain is None:
-        return None
-    consumed = fastest.images_per_second
-    ratio = plain.patches_per_second / consumed
-    if ratio >= 1:
-        return (
-            f"here the compute is the bottleneck: even the plain tf.data loader delivers {ratio:.1f}x what the "
-            "model consumes"
-        )
-    return (
-        f"here the input pipeline is the bottleneck: the plain tf.data loader delivers only {ratio:.2f}x what "
-        "the model consumes; the optimized loader is needed"
-    )
+@dataclass
+class TimingsReport:
+    device: dict
+    preset: str
+    settings: dict
+    stages: list[StageResult]
+    pipeline: list[LoaderResult]
+    equivalent_workload: str
+    matmul: dict[str, MatmulRate] = field(default_factory=dict)  # by compute dtype
+    created: str = field(default_factory=lambda: time.strftime("%Y-%m-%dT%H:%M:%S%z"))
+
+    def to_json(self) -> dict:
+        stages = []
+        for stage in self.stages:
+            row = asdict(stage)
+            seconds = self.equivalent_seconds(stage)
+            row["equivalent_seconds"] = None if seconds is None else round(seconds, 1)
+            stages.append(row)
+        return {
+            "device": self.device,
+            "preset": self.preset,
+            "settings": self.settings,
+            "equivalent_workload": self.equivalent_workload,
+            "stages": stages,
+            "pipeline": [asdict(loader) for loader in self.pipeline],
+            "matmul_gflops": {dtype: round(rate.gflops, 1) for dtype, rate in self.matmul.items()},
+            "created": self.created,
+        }
+
+    def fastest(self) -> StageResult | None:
+        """The measured stage with the most images per second: what the model can consume at best."""
+        measured = [stage for stage in self.stages if stage.images_per_second]
+        return max(measured, key=lambda stage: stage.images_per_second) if measured else None
+
+    def equivalent_seconds(self, stage: StageResult) -> float | None:
+        """Seconds for the article's workload (1000 steps of the per-replica batch) at the stage's speed."""
+        if stage.images_per_second is None:
+            return None
+        return ARTICLE_STEPS * self.settings["batch_size"] / stage.images_per_second

@@ -8,26 +8,31 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 import keras
 import tensorflow as tf
 
-from deblur.config import Config
+from deblur.config import Config, load_config
 from deblur.data.demo import ensure_demo_dataset
 from deblur.data.pairs import preflight
-from deblur.errors import OutputExistsError
+from deblur.errors import OutputExistsError, SettingError, error_reason
 from deblur.files import atomic_write_text
+from deblur.hardware import describe_device
 from deblur.model import GRADIENTS, build_generator
 from deblur.timings.chart import write_chart
-from deblur.timings.device import describe_device
-from deblur.timings.flops import TRAIN_FLOPS_PER_FORWARD, MatmulRate, forward_flops_per_pixel, matmul_rate
+from deblur.timings.flops import (
+    TRAIN_FLOPS_PER_FORWARD,
+    MatmulRate,
+    achieved,
+    forward_flops_per_pixel,
+    matmul_rate,
+)
 from deblur.timings.loaders import LOADERS, measure_loader
 from deblur.timings.measure import Workload, measure_stage, skipped_result
-from deblur.timings.results import ARTICLE_STEPS, StageResult, TimingsReport
+from deblur.timings.report import ARTICLE_STEPS, StageResult, TimingsReport
 from deblur.timings.stages import Stage, plan_stages, select_stages
-from deblur.training.errors import error_reason
 from deblur.training.precision import choose_precision
 
 
@@ -53,6 +58,44 @@ PRESETS = {
 }
 
 OUTPUTS = ("timings.json", "timings.png")
+
+
+def timings(
+    preset: str = "quick",
+    out: Path = Path("timings"),
+    *,
+    config: str | None = None,
+    data: Path | None = None,
+    stages: str | list[str] | None = None,
+    steps: int | None = None,
+    warmup: int | None = None,
+    patch_size: int | None = None,
+    batch_size: int | None = None,
+    pipeline_only: bool = False,
+    overwrite: bool = False,
+    progress: bool = True,
+    log: Callable[[str], None] = print,
+) -> TimingsReport:
+    """`deblur timings`: `preset`'s workload with the options that are not None, the model (and data) of
+    `config` (default: gopro's model on the demo data, or on `data`), the `stages` named (a list, or one string
+    separated by commas; default all), then `run_timings`."""
+    if preset not in PRESETS:
+        raise SettingError(f"preset must be one of {', '.join(PRESETS)}; got {preset!r}", settings=("preset",))
+    changes = {"steps": steps, "warmup_steps": warmup, "patch_size": patch_size, "batch_size": batch_size}
+    chosen = replace(PRESETS[preset], **{key: value for key, value in changes.items() if value is not None})
+    overrides = [f"data.root={data}"] if data else ([] if config else ["data.root=null"])
+    if isinstance(stages, str):
+        stages = [name.strip() for name in stages.split(",") if name.strip()]
+    return run_timings(
+        load_config(config or "gopro", overrides),
+        chosen,
+        Path(out),
+        stages=stages or None,
+        pipeline_only=pipeline_only,
+        overwrite=overwrite,
+        progress=progress,
+        log=log,
+    )
 
 
 def compute_dtype(stage: Stage) -> str:
@@ -184,9 +227,11 @@ def _time_stage(
         failed = skipped_result(stage)
         failed.skipped = f"failed on this machine: {reason}"
         return failed
-    rate = rates[compute_dtype(stage)]
-    result.gflops = settings["train_flops_per_image"] * result.images_per_second / 1e9
-    result.matmul_share = result.gflops / (rate.gflops * result.replicas)  # each replica has a device
+    # A second's work: the share is per replica, as each replica has a device of its own.
+    result.gflops, share = achieved(
+        settings["train_flops_per_image"] * result.images_per_second, 1.0, rates[compute_dtype(stage)]
+    )
+    result.matmul_share = share / result.replicas
     log(
         f"stage {stage.name}: {result.images_per_second:.2f} img/s, median step {result.step_ms_median:.0f} ms, "
         f"{result.gflops:.0f} GFLOP/s ({result.matmul_share:.0%} of the matmul rate)"

@@ -9,49 +9,21 @@ float16, emulated on a CPU, is over 100x slower.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 from typing import get_args
 
 import keras
-import tensorflow as tf
 
 from deblur.config import Precision
 from deblur.errors import SettingError
+from deblur.hardware import cpu_bf16_flags, gpu_compute_capabilities, has_tpu
 
 POLICIES = tuple(choice for choice in get_args(Precision) if choice != "auto")
-BF16_CPU_FLAGS = ("amx_bf16", "avx512_bf16")
 
 
 @dataclass(frozen=True)
 class PrecisionChoice:
     policy: str
     reason: str
-
-
-def cpu_bf16_flags(cpuinfo: Path = Path("/proc/cpuinfo")) -> list[str]:
-    """The CPU's native bfloat16 features among AMX_BF16 and AVX512_BF16 (empty where it cannot tell)."""
-    try:
-        text = cpuinfo.read_text()
-    except OSError:
-        return []
-    flags: set[str] = set()
-    for line in text.splitlines():
-        if line.startswith("flags"):
-            flags.update(line.partition(":")[2].split())
-            break
-    return [f for f in BF16_CPU_FLAGS if f in flags]
-
-
-def gpu_compute_capabilities() -> list[tuple[int, int]]:
-    capabilities = []
-    for gpu in tf.config.list_physical_devices("GPU"):
-        details = tf.config.experimental.get_device_details(gpu)
-        capabilities.append(tuple(details.get("compute_capability", (0, 0))))
-    return capabilities
-
-
-def has_tpu() -> bool:
-    return bool(tf.config.list_logical_devices("TPU"))
 
 
 def choose_precision(

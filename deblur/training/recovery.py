@@ -5,15 +5,7 @@ from __future__ import annotations
 import tensorflow as tf
 
 from deblur.data.pairs import Pair, check_pairs, problem_listing, split_unreadable
-from deblur.errors import DeblurError
-
-
-class TrainingError(DeblurError, RuntimeError):
-    """Training stopped; the message says why and what was kept."""
-
-
-class TrainingInterrupted(TrainingError):
-    exit_code = 130  # as a shell reports Ctrl-C
+from deblur.training.errors import TrainingError
 
 
 def leave_out_unreadable(

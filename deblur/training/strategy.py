@@ -8,11 +8,7 @@ from dataclasses import dataclass
 
 import tensorflow as tf
 
-from deblur.errors import DeblurError
-
-
-class StrategyError(DeblurError, RuntimeError):
-    pass
+from deblur.training.errors import StrategyError
 
 
 @dataclass

@@ -21,26 +21,28 @@ import tensorflow as tf
 from tqdm import tqdm
 
 from deblur.config import Config
+from deblur.console import progress_bar
 from deblur.data.demo import ensure_demo_dataset
 from deblur.data.pairs import preflight
 from deblur.data.pipeline import PipelineOptions, train_dataset, val_dataset
+from deblur.errors import error_reason
 from deblur.losses import PIXEL_LOSSES, build_vgg_features, perceptual_loss, psnr, ssim
 from deblur.model import build_generator
-from deblur.training.checkpoints import (
+from deblur.training.errors import TrainingError, TrainingInterrupted
+from deblur.training.optim import build_optimizer, scaled_learning_rate
+from deblur.training.precision import choose_precision, set_policy
+from deblur.training.recovery import leave_out_unreadable
+from deblur.training.run_folder import (
     check_run_folder,
     checkpoint_manager,
-    export_model,
     latest_checkpoint,
     load_initial_weights,
     read_metrics,
     record_config,
+    save_model,
     weights_fingerprint,
     write_metrics,
 )
-from deblur.training.errors import error_reason
-from deblur.training.optim import build_optimizer, scaled_learning_rate
-from deblur.training.precision import choose_precision, set_policy
-from deblur.training.recovery import TrainingError, TrainingInterrupted, leave_out_unreadable
 from deblur.training.step import make_train_step
 from deblur.training.strategy import make_strategy, split_cpu
 from deblur.training.validation import validate
@@ -216,7 +218,7 @@ class Session:
 
     def start_epoch(self) -> Epoch:
         index = self.step // self.steps_per_epoch
-        self.bar = tqdm(
+        self.bar = progress_bar(
             total=self.steps_per_epoch,
             initial=self.step % self.steps_per_epoch,
             desc=f"epoch {index + 1}/{self.training.epochs}",
@@ -336,7 +338,7 @@ class Session:
         self.log(f"final weights fingerprint: {weights_fingerprint(self.model)}")
         model_path = None
         if self.distribution.is_chief:
-            model_path = export_model(self.model, self.config, self.run)
+            model_path = save_model(self.model, self.config, self.run)
             self.log(f"saved {model_path} and {self.run.config}")
         else:  # this worker's own checkpoints were only needed for the collective saves
             shutil.rmtree(self.manager.directory, ignore_errors=True)

@@ -143,6 +143,77 @@ function showResult(card, beforeUrl, afterUrl, name, seconds) {
   $(".result", card).hidden = false;
   setState(card, "done", "done", 100);
   wireSlider(card);
+  wireStrength(card, afterUrl, name);
+}
+
+// Restoration strength, in the browser: blurry + s * (deblurred - blurry), the formula of `predict --strength`
+// (deblur/strength.py). No new request: both images are already here. At 100% the server's own file is shown.
+function wireStrength(card, serverUrl, serverName) {
+  const input = $(".strength", card);
+  const shown = $(".strength-value", card);
+  const after = $(".after", card);
+  const link = $(".download", card);
+  let pixels = null; // [blurry, deblurred] RGBA, decoded once
+  let busy = false;
+  let pending = false;
+  let blendUrl = null;
+
+  const decode = async () => {
+    const read = async (url) => {
+      const bitmap = await createImageBitmap(await (await fetch(url)).blob());
+      const canvas = new OffscreenCanvas(bitmap.width, bitmap.height);
+      const context = canvas.getContext("2d");
+      context.drawImage(bitmap, 0, 0);
+      bitmap.close();
+      return context.getImageData(0, 0, canvas.width, canvas.height);
+    };
+    return Promise.all([read($(".before", card).src), read(serverUrl)]);
+  };
+
+  const apply = async () => {
+    if (busy) { pending = true; return; }
+    busy = true;
+    try {
+      const strength = Number(input.value) / 100;
+      shown.value = `${input.value}%`;
+      if (blendUrl) URL.revokeObjectURL(blendUrl);
+      blendUrl = null;
+      if (strength === 1) {
+        after.src = serverUrl;
+        link.href = serverUrl;
+        link.download = serverName;
+        return;
+      }
+      pixels = pixels || await decode();
+      const [blurry, deblurred] = pixels;
+      if (blurry.width !== deblurred.width || blurry.height !== deblurred.height) {
+        shown.value = "sizes differ";
+        return;
+      }
+      const out = new ImageData(deblurred.width, deblurred.height);
+      const [b, d, o] = [blurry.data, deblurred.data, out.data];
+      for (let i = 0; i < o.length; i += 4) {
+        // Uint8ClampedArray rounds and clips; alpha is the server's.
+        o[i] = b[i] + strength * (d[i] - b[i]);
+        o[i + 1] = b[i + 1] + strength * (d[i + 1] - b[i + 1]);
+        o[i + 2] = b[i + 2] + strength * (d[i + 2] - b[i + 2]);
+        o[i + 3] = d[i + 3];
+      }
+      const canvas = new OffscreenCanvas(out.width, out.height);
+      canvas.getContext("2d").putImageData(out, 0, 0);
+      blendUrl = URL.createObjectURL(await canvas.convertToBlob({ type: "image/png" }));
+      after.src = blendUrl;
+      link.href = blendUrl;
+      link.download = serverName.replace(/\.[^.]*$/, "") + `-strength${input.value}.png`;
+    } catch (error) {
+      shown.value = `failed: ${error}`;
+    } finally {
+      busy = false;
+      card.dataset.strength = input.value; // what is shown now (the browser test waits for it)
+      if (pending) { pending = false; apply(); }
+    }
+  };
+  input.addEventListener("input", apply);
 }
 
 function wireSlider(card) {

@@ -1,6 +1,6 @@
 """The device description that timings and benchmarks print beside every figure."""
 
-from deblur.timings.device import cpu_name
+from deblur.hardware import cpu_bf16_flags, cpu_name
 
 
 def test_cpu_name_carries_family_and_model(tmp_path):
@@ -16,3 +16,12 @@ def test_cpu_name_without_family(tmp_path):
     cpuinfo = tmp_path / "cpuinfo"
     cpuinfo.write_text("processor\t: 0\nmodel name\t: Some CPU\n")
     assert cpu_name(cpuinfo) == "Some CPU"
+
+
+def test_cpu_flags_from_cpuinfo(tmp_path):
+    cpuinfo = tmp_path / "cpuinfo"
+    cpuinfo.write_text("processor\t: 0\nflags\t\t: fpu sse avx512f avx512_bf16 amx_tile amx_bf16\n")
+    assert cpu_bf16_flags(cpuinfo) == ["amx_bf16", "avx512_bf16"]
+    cpuinfo.write_text("flags\t\t: fpu sse avx2\n")
+    assert cpu_bf16_flags(cpuinfo) == []
+    assert cpu_bf16_flags(tmp_path / "missing") == []

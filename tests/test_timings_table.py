@@ -1,5 +1,5 @@
-from deblur.timings.report import bottleneck, stage_table
-from deblur.timings.results import LoaderResult, StageResult, TimingsReport
+from deblur.timings.report import LoaderResult, StageResult, TimingsReport
+from deblur.timings.table import bottleneck, stage_table
 
 
 def _report(images_per_second: float, plain: float) -> TimingsReport:

@@ -1,4 +1,4 @@
-"""The files of a training run folder, and resuming from it.
+"""The training run folder: its files, checkpoints and resuming from them.
 
 OUT/
   config.yaml      the resolved config (written at the start, so a resumed run can be checked against it)
@@ -22,13 +22,9 @@ import tensorflow as tf
 import yaml
 
 from deblur.config import Config, config_to_dict, config_to_yaml
-from deblur.errors import DeblurError
 from deblur.files import atomic_path, atomic_write_text
 from deblur.model import build_generator
-
-
-class RunFolderError(DeblurError, RuntimeError):
-    pass
+from deblur.training.errors import RunFolderError
 
 
 @dataclass(frozen=True)
@@ -148,7 +144,7 @@ def weights_fingerprint(model: keras.Model) -> str:
     return digest.hexdigest()[:16]
 
 
-def export_model(model: keras.Model, config: Config, run: RunFolder) -> Path:
+def save_model(model: keras.Model, config: Config, run: RunFolder) -> Path:
     """Write model.keras as float32 (the precision is chosen again at inference) and the config beside it."""
     exported = build_generator(**asdict(config.model), dtype="float32")
     exported.set_weights(model.get_weights())

@@ -1,0 +1,56 @@
+"""The `deblur` command line: each command parses its options, calls one library function, prints the result.
+
+One module a command (train.py, predict.py, ...; data.py holds the `data` group); this one builds the app, with the
+one handler for user errors, and registers them.
+"""
+
+from __future__ import annotations
+
+import os
+
+import typer
+from typer.core import TyperGroup
+
+from deblur.cli import data, evaluate, export, predict, serve, timings, train
+from deblur.cli.common import fail, user_message
+from deblur.console import hide_native_noise
+from deblur.errors import DeblurError
+
+# TensorFlow's C++ INFO and WARNING lines drown the command's own output; set the variable to see them.
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+
+
+class Commands(TyperGroup):
+    """Runs every command inside the one handler for user errors: a `DeblurError` becomes one line on stderr and
+    its exit code; anything else is a bug and shows its traceback."""
+
+    def invoke(self, ctx):
+        try:
+            return super().invoke(ctx)
+        except DeblurError as err:
+            raise fail(user_message(err), err.exit_code) from None
+
+
+app = typer.Typer(
+    cls=Commands,
+    help="Deblur photos with a DeblurGAN-style CNN, and measure what each training optimization buys.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    # Click's plain help: Typer's rich panels label every flag <bool>, --help included.
+    rich_markup_mode=None,
+)
+for command in (train.train, predict.predict, timings.timings, evaluate.evaluate, export.export, serve.serve):
+    app.command()(command)
+app.add_typer(data.app, name="data")
+
+
+@app.callback()
+def main() -> None:
+    """Deblur photos with a DeblurGAN-style CNN, and measure what each training optimization buys."""
+
+
+def run() -> None:
+    """The `deblur` command: the app, with TensorFlow's native start-up lines filtered from the terminal."""
+    hide_native_noise()
+    app(prog_name="deblur")

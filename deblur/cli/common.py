@@ -1,0 +1,41 @@
+"""What the commands share: how a user error is shown, and the help of options several commands take."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from deblur.errors import DeblurError
+from deblur.strength import MAX_STRENGTH
+
+ENSEMBLE_HELP = (
+    "Deblur 1, 2, 4 or 8 mirrored/turned copies of each image and average them: a little sharper and safer on "
+    "mild blur, at that many times the time."
+)
+MODEL_HELP = (
+    "A model.keras; 'latest': the newest runs/*/model.keras; default: the pretrained model shipped with deblur "
+    "(in a copy without one, the newest run)."
+)
+STRENGTH_HELP = (
+    f"How much of the model's change to keep, in percent (0 to {100 * MAX_STRENGTH:.0f}): 0 gives the input back, "
+    "100 the model's output, more pushes further (see docs/predict.md for what it does to fidelity)."
+)
+
+Quiet = Annotated[bool, typer.Option("--quiet", "-q", help="No progress bars.")]
+
+
+def user_message(err: DeblurError) -> str:
+    """The library's message, with the flags of the settings it concerns."""
+    flags = ", ".join("--" + setting.replace("_", "-") for setting in err.settings)
+    return f"{err} ({flags})" if flags else str(err)
+
+
+def fail(message: str, code: int = 1) -> typer.Exit:
+    typer.secho(f"error: {message}", fg=typer.colors.RED, err=True)
+    return typer.Exit(code)
+
+
+def percent(value: float) -> float:
+    """A percentage from the command line as the fraction the library takes."""
+    return value / 100.0

@@ -1,0 +1,49 @@
+"""`deblur evaluate`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from deblur.cli.common import ENSEMBLE_HELP, MODEL_HELP, Quiet
+from deblur.config import EvaluationSplit, InferencePrecision
+
+
+def evaluate(
+    data: Annotated[Path, typer.Option(help="Dataset folder (GOPRO layout or blur/ + sharp/).")],
+    model: Annotated[str | None, typer.Option(help=MODEL_HELP)] = None,
+    out: Annotated[Path | None, typer.Option(help="Also write the results as JSON to this file.")] = None,
+    split: Annotated[
+        EvaluationSplit, typer.Option(help="Which pairs: the validation split, training, or all.")
+    ] = "val",
+    limit: Annotated[int | None, typer.Option(min=1, help="Score at most this many pairs.")] = None,
+    baselines: Annotated[bool, typer.Option(help="Also score classical deblurring (slower).")] = True,
+    precision: Annotated[InferencePrecision, typer.Option(help="As for predict.")] = "auto",
+    ensemble: Annotated[int, typer.Option(help=ENSEMBLE_HELP)] = 1,
+    overwrite: Annotated[bool, typer.Option("--overwrite", help="Replace an existing --out file.")] = False,
+    quiet: Quiet = False,
+) -> None:
+    """Score a model on pairs: PSNR and SSIM, per image and mean.
+
+    Full images, against the blurry input and classical deblurring."""
+    from deblur.evaluation.evaluate import evaluate_model
+    from deblur.evaluation.table import results_table
+
+    report = evaluate_model(
+        model,
+        data,
+        split=split,
+        limit=limit,
+        precision=precision,
+        ensemble=ensemble,
+        baselines=baselines,
+        out=out,
+        overwrite=overwrite,
+        progress=not quiet,
+        log=typer.echo,
+    )
+    typer.echo(results_table(report))
+    if out is not None:
+        typer.echo(f"wrote {out}")

@@ -1,0 +1,101 @@
+"""`deblur predict`, and the progress bars it draws."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from deblur.cli.common import ENSEMBLE_HELP, MODEL_HELP, STRENGTH_HELP, Quiet, percent, user_message
+from deblur.config import InferencePrecision
+from deblur.console import progress_bar
+from deblur.imageio import DEFAULT_MAX_PIXELS, WriteFormat
+from deblur.strength import DEFAULT_STRENGTH, MAX_STRENGTH
+from deblur.tiling import DEFAULT_OVERLAP, DEFAULT_TILE, GRID
+
+
+class ProgressBars:
+    """Progress bars for predict: one over the images, one over the model calls of the image being deblurred (its
+    tiles, times the copies of the ensemble)."""
+
+    def __init__(self, quiet: bool) -> None:
+        self.quiet = quiet
+        self.images = None
+        self.calls = None
+
+    def start(self, images: int) -> None:
+        self.images = progress_bar(total=images, desc="images", unit="image", disable=self.quiet)
+
+    def image(self, name: str, calls: int):
+        # A model call is one tile of one copy: with --ensemble 4, a photo of 2 tiles makes 8 calls.
+        self.calls = progress_bar(total=calls, desc=name, unit="model call", leave=False, disable=self.quiet)
+        return self.calls.update
+
+    def finished(self) -> None:
+        if self.calls is not None:
+            self.calls.close()
+            self.calls = None
+        self.images.update(1)
+
+    def close(self) -> None:
+        if self.images is not None:
+            self.images.close()
+
+
+def predict(
+    inputs: Annotated[list[Path], typer.Argument(help="Image files and folders (searched recursively).")],
+    model: Annotated[str | None, typer.Option(help=MODEL_HELP)] = None,
+    out: Annotated[Path, typer.Option(help="Output folder; <name>.<format> per input.")] = Path("deblurred"),
+    fmt: Annotated[WriteFormat, typer.Option("--format", help="Output format.")] = "png",
+    tile: Annotated[
+        int,
+        typer.Option(min=8 * GRID, help=f"Largest tile side, a multiple of {GRID}, for images over a megapixel."),
+    ] = DEFAULT_TILE,
+    overlap: Annotated[
+        int, typer.Option(min=0, help="Pixels shared by neighbouring tiles, blended.")
+    ] = DEFAULT_OVERLAP,
+    ensemble: Annotated[int, typer.Option(help=ENSEMBLE_HELP)] = 1,
+    strength: Annotated[float, typer.Option(min=0.0, max=100 * MAX_STRENGTH, help=STRENGTH_HELP)] = 100
+    * DEFAULT_STRENGTH,
+    side_by_side: Annotated[
+        bool, typer.Option("--side-by-side", help="Also write <name>_side_by_side: blurry | deblurred.")
+    ] = False,
+    overwrite: Annotated[bool, typer.Option("--overwrite", help="Replace existing outputs.")] = False,
+    precision: Annotated[
+        InferencePrecision,
+        typer.Option(help="auto: bfloat16 on CPUs with native support (needs the run's config.yaml), else float32."),
+    ] = "auto",
+    max_pixels: Annotated[
+        int, typer.Option(min=1, help="Refuse larger images (a decompression-bomb guard).")
+    ] = DEFAULT_MAX_PIXELS,
+    quiet: Quiet = False,
+) -> None:
+    """Deblur photos of any size with a trained model."""
+    from deblur.inference import PredictOptions, deblur_photos
+
+    bars = ProgressBars(quiet)
+    try:
+        options = PredictOptions(fmt, overwrite, side_by_side, max_pixels)
+        report = deblur_photos(
+            inputs,
+            out,
+            model=model,
+            precision=precision,
+            tile=tile,
+            overlap=overlap,
+            ensemble=ensemble,
+            strength=percent(strength),
+            options=options,
+            progress=bars,
+            log=typer.echo,
+        )
+    finally:
+        bars.close()
+    for path in report.written:
+        typer.echo(f"wrote {path}")
+    for _, error in report.failed:
+        typer.secho(f"failed: {user_message(error)}", fg=typer.colors.RED, err=True)
+    typer.echo(f"{len(report.written)} written, {len(report.failed)} failed")
+    if report.failed:
+        raise typer.Exit(1)

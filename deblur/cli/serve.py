@@ -1,0 +1,58 @@
+"""`deblur serve`."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from deblur.cli.common import MODEL_HELP
+from deblur.config import InferencePrecision
+from deblur.serve.limits import Limits
+
+DEFAULTS = Limits()
+
+
+def serve(
+    model: Annotated[str | None, typer.Option(help=MODEL_HELP)] = None,
+    host: Annotated[
+        str, typer.Option(help="Address to listen on; 0.0.0.0 lets other machines in (no login: it warns).")
+    ] = "127.0.0.1",
+    port: Annotated[int, typer.Option(min=0, max=65535, help="Port to listen on (0: any free port).")] = 8000,
+    precision: Annotated[InferencePrecision, typer.Option(help="As for predict.")] = "auto",
+    queue: Annotated[
+        int, typer.Option(min=0, help="Requests that may wait behind the one being deblurred; beyond: 503.")
+    ] = DEFAULTS.waiting,
+    max_upload_mb: Annotated[float, typer.Option(min=0.001, help="Refuse larger uploads (413).")] = DEFAULTS.max_bytes
+    / 2**20,
+    max_pixels: Annotated[
+        int, typer.Option(min=1, help="Refuse larger images from their header (a decompression-bomb guard).")
+    ] = DEFAULTS.max_pixels,
+    cors_origin: Annotated[
+        list[str] | None,
+        typer.Option(help="Let pages from this origin call the API, e.g. http://localhost:3000 (repeatable)."),
+    ] = None,
+    show_paths: Annotated[
+        bool,
+        typer.Option(
+            "--show-paths", help="Also tell visitors (page and /v1/model) the model file's path on this machine."
+        ),
+    ] = False,
+) -> None:
+    """Serve a web page and an HTTP API that deblur photos.
+
+    One process: the page to deblur photos in the browser, and the API it uses."""
+    from deblur.serve.server import serve as run_server
+
+    limits = Limits(max_bytes=round(max_upload_mb * 2**20), max_pixels=max_pixels, waiting=queue)
+    origins = tuple(cors_origin or ())
+    run_server(
+        model,
+        host=host,
+        port=port,
+        precision=precision,
+        limits=limits,
+        cors_origins=origins,
+        show_paths=show_paths,
+        log=typer.echo,
+    )

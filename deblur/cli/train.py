@@ -1,0 +1,81 @@
+"""`deblur train`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from deblur.cli.common import Quiet
+from deblur.config import Precision, Strategy
+
+
+def train(
+    config: Annotated[
+        str | None,
+        typer.Option(
+            "--config",
+            "-c",
+            help="A config file, or a shipped one by name: demo, gopro, pretrained, pretrained-finetune, smoke.",
+        ),
+    ] = None,
+    data: Annotated[
+        Path | None,
+        typer.Option(help="Dataset folder (GOPRO layout or blur/ + sharp/); default: the embedded demo data."),
+    ] = None,
+    out: Annotated[
+        Path | None,
+        typer.Option(help="Run folder; an existing run resumes from its latest checkpoint. Default: runs/<time>."),
+    ] = None,
+    epochs: Annotated[int | None, typer.Option(min=1, help="train.epochs")] = None,
+    steps_per_epoch: Annotated[int | None, typer.Option(min=1, help="train.steps_per_epoch")] = None,
+    batch_size: Annotated[int | None, typer.Option(min=1, help="data.batch_size, per replica")] = None,
+    patch_size: Annotated[int | None, typer.Option(min=8, help="data.patch_size")] = None,
+    strategy: Annotated[Strategy | None, typer.Option(help="train.strategy")] = None,
+    precision: Annotated[Precision | None, typer.Option(help="train.precision")] = None,
+    set_: Annotated[
+        list[str] | None,
+        typer.Option("--set", help="Override any config key, e.g. --set train.learning_rate=3e-4 (repeatable)."),
+    ] = None,
+    skip_bad_images: Annotated[
+        bool, typer.Option("--skip-bad-images", help="Leave out and count unreadable pairs instead of stopping.")
+    ] = False,
+    init: Annotated[
+        str | None,
+        typer.Option(help="train.init: start from pretrained (the shipped model), latest, or a model.keras."),
+    ] = None,
+    quiet: Quiet = False,
+) -> None:
+    """Train the deblurring model. With no options: the demo config on the embedded demo data."""
+    from deblur.config import load_config
+    from deblur.paths import new_run_dir
+    from deblur.training.trainer import train as run_training
+
+    flags = {
+        "data.root": str(data) if data else None,
+        "train.epochs": epochs,
+        "train.steps_per_epoch": steps_per_epoch,
+        "data.batch_size": batch_size,
+        "data.patch_size": patch_size,
+        "train.strategy": strategy,
+        "train.precision": precision,
+        "data.skip_bad_images": "true" if skip_bad_images else None,
+        "train.init": init,
+    }
+    overrides = list(set_ or []) + [f"{key}={value}" for key, value in flags.items() if value is not None]
+    result = run_training(load_config(config, overrides), out or new_run_dir(), progress=not quiet, log=typer.echo)
+    if result.metrics:
+        last = result.metrics[-1]
+        gain = last["val_psnr"] - last["val_psnr_blurry"]
+        typer.echo(
+            f"done: {result.step} steps; validation PSNR {last['val_psnr']:.2f} dB vs blurry "
+            f"{last['val_psnr_blurry']:.2f} dB ({gain:+.2f} dB); input wait "
+            f"{100 * result.input_wait_fraction:.1f}% of step time"
+        )
+    if result.skipped:
+        typer.echo(f"skipped {len(result.skipped)} unreadable file(s):")
+        for problem in result.skipped:
+            typer.echo(f"  - {problem}")
+    if result.model_path:
+        typer.echo(f"model: {result.model_path}")

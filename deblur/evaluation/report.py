@@ -1,0 +1,56 @@
+"""What `deblur evaluate` measures: per image and method, and the whole report. A leaf module: the scoring and
+the table both read these types."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+
+import numpy as np
+
+
+@dataclass
+class ImageResult:
+    name: str
+    width: int
+    height: int
+    psnr: dict[str, float]  # method -> dB: "model", "blurry", then the baselines
+    ssim: dict[str, float]
+    kernel: bool  # the pair carries its true kernel
+    seconds: dict[str, float]  # method -> seconds to restore this image
+
+
+@dataclass
+class EvaluationReport:
+    model: str
+    data: str
+    split: str
+    precision: str = "float32"  # what the model ran in
+    ensemble: int = 1  # mirrored/turned copies averaged per image (deblur.inference.ENSEMBLES)
+    images: list[ImageResult] = field(default_factory=list)
+
+    def methods(self) -> list[str]:
+        """Methods in table order: those every image has, then those only some have."""
+        order: list[str] = []
+        for image in self.images:
+            order += [m for m in image.psnr if m not in order]
+        return order
+
+    def mean(self, metric: str) -> dict[str, float]:
+        """Mean over the images that have each method."""
+        means = {}
+        for method in self.methods():
+            values = [getattr(image, metric)[method] for image in self.images if method in getattr(image, metric)]
+            means[method] = float(np.mean(values))
+        return means
+
+    def to_json(self) -> dict:
+        return {
+            "model": self.model,
+            "data": self.data,
+            "split": self.split,
+            "precision": self.precision,
+            "ensemble": self.ensemble,
+            "methods": self.methods(),
+            "mean": {"psnr": self.mean("psnr"), "ssim": self.mean("ssim"), "images": len(self.images)},
+            "images": [asdict(image) for image in self.images],
+        }

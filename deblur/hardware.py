@@ -1,0 +1,95 @@
+"""What this machine is: its CPU's name and native bfloat16 support, its GPUs and TPUs.
+
+The ground floor for hardware facts: training chooses its precision from them, inference its number format, and
+the timings and benchmarks record them beside every figure (figures mean little without the hardware). Reading
+/proc/cpuinfo needs nothing; the device queries import TensorFlow only when called.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+from pathlib import Path
+
+BF16_CPU_FLAGS = ("amx_bf16", "avx512_bf16")
+CPUINFO = Path("/proc/cpuinfo")
+
+
+def cpu_bf16_flags(cpuinfo: Path = CPUINFO) -> list[str]:
+    """The CPU's native bfloat16 features among AMX_BF16 and AVX512_BF16 (empty where it cannot tell)."""
+    try:
+        text = cpuinfo.read_text()
+    except OSError:
+        return []
+    flags: set[str] = set()
+    for line in text.splitlines():
+        if line.startswith("flags"):
+            flags.update(line.partition(":")[2].split())
+            break
+    return [f for f in BF16_CPU_FLAGS if f in flags]
+
+
+def cpu_name(cpuinfo: Path = CPUINFO) -> str:
+    """The CPU's model name with its family and model numbers: VMs often report a bare "AMD EPYC", and the family
+    tells a Zen 4 (25) from a Zen 5 (26), whose speeds differ by 2x."""
+    try:
+        fields: dict[str, str] = {}
+        for line in cpuinfo.read_text().splitlines():
+            key, _, value = line.partition(":")
+            fields.setdefault(key.strip(), value.strip())
+    except OSError:
+        fields = {}
+    name = fields.get("model name") or platform.processor() or platform.machine()
+    if "cpu family" in fields and "model" in fields:
+        return f"{name} (family {fields['cpu family']}, model {fields['model']})"
+    return name
+
+
+def gpu_compute_capabilities() -> list[tuple[int, int]]:
+    import tensorflow as tf
+
+    capabilities = []
+    for gpu in tf.config.list_physical_devices("GPU"):
+        details = tf.config.experimental.get_device_details(gpu)
+        capabilities.append(tuple(details.get("compute_capability", (0, 0))))
+    return capabilities
+
+
+def gpu_descriptions() -> list[str]:
+    import tensorflow as tf
+
+    described = []
+    for gpu in tf.config.list_physical_devices("GPU"):
+        details = tf.config.experimental.get_device_details(gpu)
+        capability = details.get("compute_capability")
+        suffix = f" (compute capability {capability[0]}.{capability[1]})" if capability else ""
+        described.append(details.get("device_name", gpu.name) + suffix)
+    return described
+
+
+def has_tpu() -> bool:
+    import tensorflow as tf
+
+    return bool(tf.config.list_logical_devices("TPU"))
+
+
+def native_bfloat16_inference() -> bool:
+    """Whether inference runs in bfloat16 by default: on a CPU with native support and no GPU (on a GPU the model
+    runs in float32: bfloat16 inference was only measured on CPUs)."""
+    return not gpu_compute_capabilities() and bool(cpu_bf16_flags())
+
+
+def describe_device() -> dict:
+    """The hardware and versions, recorded beside timings and benchmark figures."""
+    import keras
+    import tensorflow as tf
+
+    return {
+        "cpu": cpu_name(),
+        "cpu_cores": os.cpu_count(),
+        "cpu_bfloat16": cpu_bf16_flags(),
+        "gpus": gpu_descriptions(),
+        "tensorflow": tf.__version__,
+        "keras": keras.__version__,
+        "python": platform.python_version(),
+    }

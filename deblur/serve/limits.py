@@ -1,0 +1,16 @@
+"""What one request may ask of the server: read by the server and by `deblur serve`'s options (no TensorFlow)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Limits:
+    """What one request may ask of the server."""
+
+    max_bytes: int = 64 * 2**20  # an upload larger than this is refused (413) before it is read
+    # Refused from the header, before decoding (a decompression bomb). Lower than predict's 200 million: a server
+    # takes photos from anyone who can reach it, and 50 megapixels keep the process under about 6 GB.
+    max_pixels: int = 50_000_000
+    waiting: int = 8  # requests that may wait behind the one being deblurred; beyond them, 503 at once
