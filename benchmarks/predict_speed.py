@@ -29,10 +29,11 @@ from deblur.config import Config, ModelConfig, config_to_yaml, load_config
 from deblur.data.demo import ensure_demo_dataset
 from deblur.hardware import cpu_bf16_flags, cpu_name
 from deblur.imageio import read_photo
-from deblur.inference import Deblurrer, load_deblurrer, predict_files
+from deblur.inference import Deblurrer, load_deblurrer
 from deblur.losses import image_psnr as psnr
 from deblur.model import build_generator
 from deblur.paths import shipped_model
+from deblur.predict import predict_files
 from deblur.timings.flops import achieved, forward_flops_per_pixel, matmul_rate
 from deblur.timings.photos import PhotoTimes, write_photos
 

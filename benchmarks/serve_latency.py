@@ -20,8 +20,9 @@ from pathlib import Path
 import numpy as np
 
 from deblur.hardware import cpu_name
-from deblur.inference import load_deblurrer, predict_files
+from deblur.inference import load_deblurrer
 from deblur.paths import choose_model
+from deblur.predict import predict_files
 from deblur.serve.loadtest import multipart, request, running_server
 from deblur.timings.photos import PhotoTimes, write_photos
 

@@ -147,13 +147,23 @@ def to_uint8(rgb: np.ndarray, rows: int = 256) -> np.ndarray:
     return out
 
 
-def find_images(inputs: list[Path]) -> list[tuple[Path, Path]]:
-    """(image, name relative to what was given) for files given and images found in folders, recursively."""
+def is_photo(path: Path) -> bool:
+    """True when Pillow recognises the file's header as an image it reads."""
+    try:
+        with Image.open(path):
+            return True
+    except (OSError, SyntaxError, ValueError, UnidentifiedImageError):
+        return False
+
+
+def find_images(inputs: list[Path], *, suffixes: set[str] = READ_SUFFIXES) -> list[tuple[Path, Path]]:
+    """(file, name relative to what was given) for files given and, in folders, recursively, files with one of
+    `suffixes` (photos by default)."""
     found = []
     for item in inputs:
         if item.is_dir():
             for path in sorted(item.rglob("*")):
-                if path.is_file() and path.suffix.lower() in READ_SUFFIXES and not path.name.startswith("."):
+                if path.is_file() and path.suffix.lower() in suffixes and not path.name.startswith("."):
                     found.append((path, path.relative_to(item)))
         else:
             found.append((item, Path(item.name)))

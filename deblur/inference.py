@@ -4,17 +4,17 @@ no seam shows. Images are HWC RGB float32 in [0, 1], as everywhere in deblur."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Protocol, get_args
+from typing import get_args
 
 import keras
 import numpy as np
 
 from deblur import hardware
 from deblur.config import InferencePrecision
-from deblur.errors import DeblurError, OutputExistsError, SettingError
-from deblur.imageio import DEFAULT_MAX_PIXELS, WRITE_FORMATS, ImageReadError, find_images, read_photo, write_photo
+from deblur.errors import DeblurError, SettingError
+from deblur.imageio import ImageReadError, read_photo, write_photo
 from deblur.model import MIN_SIDE
 from deblur.paths import ModelChoice, choose_model
 from deblur.strength import DEFAULT_STRENGTH, blend, check_strength
@@ -60,6 +60,7 @@ class Deblurrer:
     call_pixels: int = CALL_PIXELS  # an image this size or smaller goes through whole
     ensemble: int = 1  # mirrored and turned copies of the image, deblurred and averaged (ENSEMBLES)
     strength: float = DEFAULT_STRENGTH  # how much of the model's change to keep (deblur.strength)
+    model_file: Path | None = None  # where the weights came from, when loaded from a file
 
     def __post_init__(self) -> None:
         # A compiled predict function: several times less memory than calling the model op by op, and faster.
@@ -100,6 +101,36 @@ class Deblurrer:
         """How many tiles deblurring a `height` x `width` image runs, over all the copies of the ensemble."""
         copies = self.ensemble if ensemble is None else ensemble
         return sum(len(self.tiles(*turned_shape((height, width), copy))) for copy in TURNS[:copies])
+
+    def identity(self) -> dict:
+        """What decides this Deblurrer's output, for caches of its results (the video work folder)."""
+        stat = self.model_file.stat() if self.model_file else None
+        return {
+            "model": str(self.model_file.resolve()) if self.model_file else None,
+            "model_bytes": stat.st_size if stat else None,
+            "model_modified_ns": stat.st_mtime_ns if stat else None,
+            "precision": self.precision,
+            "tile": self.tile,
+            "overlap": self.overlap,
+            "call_pixels": self.call_pixels,
+            "ensemble": self.ensemble,
+            "strength": self.strength,
+        }
+
+    def frames_per_call(self, height: int, width: int) -> int:
+        """How many images of this size one model call takes: as many as fit `call_pixels`, 1 when tiled."""
+        if len(self.tiles(height, width)) > 1 or self.ensemble > 1:
+            return 1
+        return max(1, self.call_pixels // (height * width))
+
+    def many(self, images: list[np.ndarray]) -> list[np.ndarray]:
+        """Deblur images of one size (a clip's frames), `frames_per_call` of them in each model call."""
+        if len(images) == 1 or self.frames_per_call(*images[0].shape[:2]) == 1:
+            return [self(image) for image in images]
+        batch = np.stack([np.asarray(image, dtype=np.float32) for image in images])
+        check_min_side(batch.shape[2], batch.shape[1], "the image")
+        restored = np.asarray(self.model.predict_on_batch(batch), dtype=np.float32)
+        return [blend(image, out, self.strength) for image, out in zip(batch, restored, strict=True)]
 
     def __call__(
         self,
@@ -200,7 +231,7 @@ def load_deblurrer(
     elif precision != "float32":
         choices = ", ".join(get_args(InferencePrecision))
         raise SettingError(f"precision must be one of {choices}; got {precision!r}", settings=("precision",))
-    return Deblurrer(model, precision, tile, overlap, ensemble=ensemble, strength=strength)
+    return Deblurrer(model, precision, tile, overlap, ensemble=ensemble, strength=strength, model_file=path)
 
 
 def _rebuild(model: keras.Model, config_path: Path, policy: str) -> keras.Model:
@@ -247,129 +278,3 @@ def deblur_file(source: str | Path, target: str | Path, model: str | Path | Debl
     deblurrer = model if isinstance(model, Deblurrer) else load_deblurrer(model)
     photo = read_photo(source)
     write_photo(target, deblurrer(photo.rgb), photo, fmt)
-
-
-# === Files ===
-
-
-class Progress(Protocol):
-    """What `predict_files` reports as it goes (the CLI draws progress bars from it)."""
-
-    def start(self, images: int) -> None: ...
-
-    # `calls`: tiles times ensemble copies; the callable returned is told how many more calls are done
-    def image(self, name: str, calls: int) -> Callable[[int], None]: ...
-
-    def finished(self) -> None: ...  # after each image, written or failed
-
-
-@dataclass
-class PredictReport:
-    model: Path
-    written: list[Path] = field(default_factory=list)
-    failed: list[tuple[Path, DeblurError]] = field(default_factory=list)  # the input, and why it failed
-
-
-def output_paths(images: list[tuple[Path, Path]], out_dir: Path, fmt: str) -> dict[Path, Path]:
-    """Where each input's result goes; refuses two inputs writing one file, or an output over an input."""
-    outputs: dict[Path, Path] = {}
-    taken: dict[Path, Path] = {}
-    inputs = {path.resolve() for path, _ in images}
-    for path, name in images:
-        target = out_dir / name.with_suffix(f".{fmt}")
-        if target.resolve() in inputs:
-            raise SettingError(f"{target} would overwrite an input; choose another output folder", settings=("out",))
-        if target in taken:
-            raise SettingError(f"{path} and {taken[target]} would both be written to {target}; deblur them separately")
-        taken[target] = path
-        outputs[path] = target
-    return outputs
-
-
-@dataclass(frozen=True)
-class PredictOptions:
-    """How `predict_files` writes its results."""
-
-    fmt: str = "png"  # one of WRITE_FORMATS
-    overwrite: bool = False  # replace existing outputs; otherwise such an input fails and the others go on
-    side_by_side: bool = False  # also write <name>_side_by_side: blurry | deblurred
-    max_pixels: int = DEFAULT_MAX_PIXELS  # refuse larger images (a decompression-bomb guard)
-
-    def __post_init__(self) -> None:
-        if self.fmt not in WRITE_FORMATS:
-            raise SettingError(
-                f"format must be one of {', '.join(WRITE_FORMATS)}; got {self.fmt!r}", settings=("format",)
-            )
-
-
-def deblur_photos(
-    inputs: list[Path],
-    out_dir: Path,
-    *,
-    model: str | Path | None = None,
-    precision: str = "auto",
-    tile: int = DEFAULT_TILE,
-    overlap: int = DEFAULT_OVERLAP,
-    ensemble: int = 1,
-    strength: float = DEFAULT_STRENGTH,
-    options: PredictOptions = PredictOptions(),
-    progress: Progress | None = None,
-    log: Callable[[str], None] = print,
-) -> PredictReport:
-    """`deblur predict`: choose and load the model (`model` as `deblur.paths.choose_model` takes it), say which,
-    and deblur every image in `inputs` into `out_dir`."""
-    deblurrer, chosen = open_deblurrer(
-        model, precision=precision, tile=tile, overlap=overlap, ensemble=ensemble, strength=strength, log=log
-    )
-    return predict_files(inputs, deblurrer, chosen.path, out_dir, options, progress)
-
-
-def predict_files(
-    inputs: list[Path],
-    deblurrer: Deblurrer,
-    model_path: Path,
-    out_dir: Path,
-    options: PredictOptions = PredictOptions(),
-    progress: Progress | None = None,
-) -> PredictReport:
-    """Deblur every image in `inputs` (files, or folders searched recursively) into `out_dir`.
-
-    A file that fails is reported in the result and the others go on.
-    """
-    images = find_images(inputs)
-    report = PredictReport(model_path)
-    for path, _ in images:
-        if not path.exists():
-            report.failed.append((path, ImageReadError(f"{path}: no such file")))
-    images = [(path, name) for path, name in images if path.exists()]
-    outputs = output_paths(images, out_dir, options.fmt)
-    if progress and images:  # no bar at all when every input was missing
-        progress.start(len(images))
-    for path, _ in images:
-        try:
-            report.written.append(predict_one(path, outputs[path], deblurrer, options, progress))
-        except (ImageReadError, OutputExistsError) as err:
-            report.failed.append((path, err))
-        if progress:
-            progress.finished()
-    return report
-
-
-def predict_one(
-    path: Path, target: Path, deblurrer: Deblurrer, options: PredictOptions, progress: Progress | None = None
-) -> Path:
-    """Deblur one photo file into `target` (and its side-by-side); returns `target`. An input that cannot be
-    used raises ImageReadError naming it, an existing output OutputExistsError; nothing is written for it."""
-    pair_target = target.with_name(f"{target.stem}_side_by_side{target.suffix}")
-    if not options.overwrite and (target.exists() or (options.side_by_side and pair_target.exists())):
-        raise OutputExistsError(f"{target}: exists; allow overwriting to replace it", settings=("overwrite",))
-    photo = read_photo(path, max_pixels=options.max_pixels)
-    height, width = photo.rgb.shape[:2]
-    check_min_side(width, height, str(path))
-    on_tiles = progress.image(path.name, deblurrer.calls(height, width)) if progress else None
-    restored = deblurrer(photo.rgb, on_tiles)
-    write_photo(target, restored, photo, options.fmt)
-    if options.side_by_side:
-        side_by_side = np.concatenate([photo.rgb, restored], axis=1)
-        write_photo(pair_target, side_by_side, replace(photo, alpha=None), options.fmt)
-    return target

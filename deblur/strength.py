@@ -1,7 +1,8 @@
 """Restoration strength: how much of the model's change to keep, `blurry + strength * (restored - blurry)`.
 
 0 gives the input back, 1 the model's output, above 1 pushes further in the same direction. Measured on real
-GOPRO blur with the shipped model (mean PSNR gain over the blurry input): 50% +0.58 dB, 100% +0.78, 150% +0.54.
+GOPRO blur with the shipped model (mean PSNR gain over the blurry input, docs/predict.md): on the 11 dev pairs 50%
++0.38 dB, 75% +0.44, 100% +0.41, 150% +0.08; on real pairs measured elsewhere 50% +0.58, 100% +0.78, 150% +0.54.
 NumPy only: the CLI and the server read the range from here, and the page applies the same formula in the browser.
 """
 

@@ -54,3 +54,68 @@ def save_model(folder, **model_args):
     build_generator(**args).save(folder / "model.keras")
     (folder / "config.yaml").write_text(config_to_yaml(Config(model=ModelConfig(**args))))
     return folder / "model.keras"
+
+
+def make_clip(
+    path,
+    *,
+    frames: int = 6,
+    size: tuple[int, int] = (48, 64),
+    fps: int = 30,
+    pts: list[int] | None = None,
+    audio: bool = True,
+    subtitles: bool = False,
+    rotation: int = 0,
+    codec: str = "libx264",
+    seed: int = 0,
+):
+    """A small real clip made with PyAV: a textured picture panning a pixel a frame (H.264 by default), with
+    `pts` in 1/90000 s for a variable frame rate, a second of stereo AAC, a display rotation if asked, and (MKV
+    only) a SubRip subtitle track."""
+    import fractions
+
+    import av
+
+    height, width = size
+    rng = np.random.default_rng(seed)
+    # Smooth texture (noise at a quarter of the size, enlarged): video's 4:2:0 chroma would smear pure noise.
+    coarse = rng.integers(0, 256, (height // 4 + 1, (width + frames) // 4 + 1, 3), dtype=np.uint8)
+    texture = np.asarray(Image.fromarray(coarse).resize((width + frames, height), Image.Resampling.BILINEAR))
+    stamps = pts if pts is not None else [round(i * 90000 / fps) for i in range(frames)]
+    with av.open(str(path), "w") as out:
+        video = out.add_stream(codec, rate=fps)
+        video.width, video.height = width, height
+        video.pix_fmt = "yuv420p" if width % 2 == 0 and height % 2 == 0 else "yuv444p"
+        video.time_base = fractions.Fraction(1, 90000)
+        if rotation:
+            video.set_display_rotation(rotation)
+        sound = out.add_stream("aac", rate=48000, layout="stereo") if audio else None
+        srt = None
+        if subtitles:
+            srt_path = path.with_suffix(".srt")
+            srt_path.write_text("1\n00:00:00,000 --> 00:00:00,500\nhello\n\n")
+            srt = av.open(str(srt_path))
+            text = out.add_stream_from_template(srt.streams.subtitles[0])
+        for index, stamp in enumerate(stamps):
+            frame = av.VideoFrame.from_ndarray(np.ascontiguousarray(texture[:, index : index + width]), format="rgb24")
+            frame.pts, frame.time_base = stamp, video.time_base
+            out.mux(video.encode(frame))
+        out.mux(video.encode())
+        if sound is not None:
+            seconds = np.arange(48000) / 48000
+            tone = np.sin(2 * np.pi * 440 * seconds).astype(np.float32) * 0.3
+            chunk = 1024
+            for start in range(0, len(tone), chunk):
+                samples = np.stack([tone[start : start + chunk]] * 2)
+                frame = av.AudioFrame.from_ndarray(samples, format="fltp", layout="stereo")
+                frame.sample_rate, frame.pts = 48000, start
+                out.mux(sound.encode(frame))
+            out.mux(sound.encode())
+        if srt is not None:
+            for packet in srt.demux(srt.streams.subtitles[0]):
+                if packet.dts is not None:
+                    packet.stream = text
+                    out.mux(packet)
+            srt.close()
+            srt_path.unlink()
+    return path

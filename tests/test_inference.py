@@ -10,7 +10,8 @@ from deblur import hardware, paths
 from deblur.cli import app
 from deblur.errors import DeblurError, SettingError
 from deblur.imageio import ImageReadError, read_photo
-from deblur.inference import Deblurrer, ModelLoadError, PredictOptions, deblur_file, load_deblurrer, predict_files
+from deblur.inference import Deblurrer, ModelLoadError, deblur_file, load_deblurrer
+from deblur.predict import PredictOptions, predict_files
 
 runner = CliRunner()
 

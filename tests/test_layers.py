@@ -8,6 +8,8 @@ loads the training code; the CLI is the top and nothing imports it.
 import ast
 from pathlib import Path
 
+import pytest
+
 import deblur
 
 PACKAGE = Path(deblur.__file__).parent
@@ -16,8 +18,8 @@ FLOORS = [
     {"deblur.errors", "deblur.hardware", "deblur.files", "deblur.console", "deblur.tables", "deblur.strength"},
     {"deblur.tiling", "deblur.config", "deblur.paths", "deblur.imageio"},
     {"deblur.model", "deblur.losses", "deblur.data"},
-    {"deblur.inference"},
-    {"deblur.training", "deblur.evaluation", "deblur.export", "deblur.timings", "deblur.serve"},
+    {"deblur.inference", "deblur.video"},
+    {"deblur.predict", "deblur.training", "deblur.evaluation", "deblur.export", "deblur.timings", "deblur.serve"},
     {"deblur.cli", "deblur.__main__"},
 ]
 
@@ -91,3 +93,11 @@ def test_inference_and_the_ground_floor_never_load_training():
             reached.add(module)
             todo += edges[module]
     assert not {module for module in reached if module.startswith(("deblur.training", "deblur.cli"))}
+
+
+def test_every_package_is_in_the_wheel():
+    """A package missing from pyproject's list installs from a checkout (editable) and not from the wheel."""
+    tomllib = pytest.importorskip("tomllib")  # Python 3.11 and newer
+    listed = set(tomllib.loads((PACKAGE.parent / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"])
+    found = {module_name(path) for path in PACKAGE.rglob("__init__.py")}
+    assert found - listed == set()

@@ -14,7 +14,8 @@ from helpers import save_model
 from PIL import Image
 from skimage import data as skimage_data
 
-from deblur.inference import PredictOptions, load_deblurrer, predict_one
+from deblur.inference import load_deblurrer
+from deblur.predict import PredictOptions, predict_one
 from deblur.serve.app import STATIC, create_app
 from deblur.serve.card import model_info
 from deblur.serve.limits import Limits

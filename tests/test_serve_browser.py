@@ -92,6 +92,7 @@ def test_page_deblurs_a_dropped_and_a_picked_photo(tmp_path):
             "(c) => [...c.querySelectorAll('.stage img')].map((i) => [i.complete, i.naturalWidth, i.naturalHeight])"
         )
         assert sizes == [[True, 600, 400], [True, 600, 400]]  # blurry and deblurred, both shown whole
+        assert not card.locator(".videos").is_visible()  # a photo's card shows no video players
 
         slider = card.locator(".slider")
         slider.evaluate("(s) => { s.value = 30; s.dispatchEvent(new Event('input')); }")
@@ -147,3 +148,40 @@ def test_page_deblurs_a_dropped_and_a_picked_photo(tmp_path):
     assert status == 200 and downloaded == from_api
     deblurred = np.asarray(Image.open(io.BytesIO(downloaded)))
     assert deblurred.shape == (400, 600, 3) and not np.array_equal(deblurred, np.asarray(Image.open(picked)))
+
+
+@pytest.mark.slow
+def test_page_deblurs_a_clip_as_a_job(tmp_path):
+    """A clip dropped on the page: uploaded as a job, followed to the end, shown beside the input, downloaded."""
+    import av
+    from helpers import make_clip
+    from playwright.sync_api import sync_playwright
+
+    clip = make_clip(tmp_path / "walk.mp4", frames=6, size=(96, 128))
+    flags = FLAGS + (["--no-sandbox"] if os.geteuid() == 0 else [])
+    with running_server() as server, sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=chromium(playwright), args=flags, headless=True)
+        page = browser.new_page(viewport={"width": 900, "height": 900}, accept_downloads=True)
+        errors = []
+        page.on("pageerror", lambda error: errors.append(str(error)))
+        page.goto(server.url + "/")
+        page.set_input_files("#files", str(clip))
+        card = page.locator(".photo", has_text="walk.mp4").first
+        page.wait_for_function(
+            "document.querySelector('.photo').dataset.state === 'done'", timeout=120_000, polling=250
+        )
+        assert card.locator(".status").inner_text() == "done"
+        assert card.locator(".videos").is_visible() and not card.locator(".viewport").is_visible()
+        assert not card.locator(".strength-control").is_visible() and not card.locator(".zoom").is_visible()
+        result_url = card.locator(".after-video").get_attribute("src")
+        assert result_url.startswith("/v1/jobs/") and result_url.endswith("/result")
+        assert card.locator(".before-video").evaluate("(v) => v.src.startsWith('blob:')")
+        if os.environ.get("DEBLUR_SCREENSHOTS"):
+            Path(os.environ["DEBLUR_SCREENSHOTS"], "serve-video.png").write_bytes(page.screenshot(full_page=True))
+        with page.expect_download() as download:
+            card.locator(".download").click()
+        assert download.value.suggested_filename == "walk-deblurred.mp4"
+        with av.open(download.value.path()) as container:
+            assert sum(1 for _ in container.decode(video=0)) == 6
+        assert errors == []
+        browser.close()

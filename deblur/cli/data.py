@@ -1,4 +1,4 @@
-"""`deblur data synth` and `deblur data check`.
+"""`deblur data synth`, `deblur data from-video` and `deblur data check`.
 
 `data synth` offers every blur-recipe key of `SynthConfig` that `SYNTH_HELP` explains as an option of the same
 name, typed and defaulted from the dataclass: a new recipe key needs no change here.
@@ -17,10 +17,12 @@ import typer
 
 from deblur.cli.common import Quiet
 from deblur.config import SYNTH_HELP, SynthConfig
+from deblur.video.pairs import HIGH_FRAME_RATE, WindowRecipe  # light: PyAV loads on use
 
 app = typer.Typer(help="Make and check datasets.", no_args_is_help=True)
 
 _BUILT_IN = SynthConfig()
+_WINDOWS = WindowRecipe()
 
 
 def _recipe_options(command):
@@ -91,6 +93,39 @@ def synth(
         log=typer.echo,
     )
     typer.echo(f"check it: deblur data check {report.out}; train on it: deblur train --data {report.out}")
+
+
+@app.command("from-video")
+def from_video(
+    source: Annotated[Path, typer.Argument(help="A high-frame-rate clip (slow motion), or a folder of its frames.")],
+    out: Annotated[Path, typer.Option(help="New folder for the pairs, in GOPRO's layout.")],
+    min_frames: Annotated[
+        int, typer.Option(min=3, help="Fewest frames averaged into one blurry image (odd counts are drawn).")
+    ] = _WINDOWS.min_frames,
+    max_frames: Annotated[int, typer.Option(min=3, help="Most frames averaged into one.")] = _WINDOWS.max_frames,
+    min_motion: Annotated[
+        float,
+        typer.Option(min=0.0, max=1.0, help="Skip windows whose first and last frames differ less (mean, 0-1)."),
+    ] = _WINDOWS.min_motion,
+    val_fraction: Annotated[
+        float, typer.Option(min=0.0, max=0.99, help="Share of the windows, the last in time, held out in test/.")
+    ] = _WINDOWS.val_fraction,
+    seed: Annotated[int, typer.Option(help="Makes the window lengths reproducible.")] = _WINDOWS.seed,
+    fps: Annotated[
+        float | None,
+        typer.Option(min=1.0, help=f"The frame rate, for a folder of frames (checked against {HIGH_FRAME_RATE})."),
+    ] = None,
+    quiet: Quiet = False,
+) -> None:
+    """Make real blurry/sharp pairs from a slow-motion clip, as GOPRO was made.
+
+    Consecutive frames are averaged in linear light into a blurry image; the middle one is the sharp image."""
+    from deblur.video.pairs import pairs_from_video
+
+    recipe = WindowRecipe(min_frames, max_frames, min_motion, val_fraction, seed)
+    report = pairs_from_video(source, out, recipe, fps=fps, progress=not quiet, log=typer.echo)
+    typer.echo(report.summary())
+    typer.echo(f"check it: deblur data check {out}; fine-tune on it: deblur train --init pretrained --data {out}")
 
 
 @app.command("check")

@@ -13,11 +13,12 @@ from deblur.console import progress_bar
 from deblur.imageio import DEFAULT_MAX_PIXELS, WriteFormat
 from deblur.strength import DEFAULT_STRENGTH, MAX_STRENGTH
 from deblur.tiling import DEFAULT_OVERLAP, DEFAULT_TILE, GRID
+from deblur.video.encode import DEFAULT_CRF, Codec, Encoding  # light: PyAV loads on use
 
 
 class ProgressBars:
-    """Progress bars for predict: one over the images, one over the model calls of the image being deblurred (its
-    tiles, times the copies of the ensemble)."""
+    """Progress bars for predict: one over the inputs, one over the model calls of the photo being deblurred (its
+    tiles, times the copies of the ensemble) or the frames of the clip (with its ETA)."""
 
     def __init__(self, quiet: bool) -> None:
         self.quiet = quiet
@@ -25,11 +26,15 @@ class ProgressBars:
         self.calls = None
 
     def start(self, images: int) -> None:
-        self.images = progress_bar(total=images, desc="images", unit="image", disable=self.quiet)
+        self.images = progress_bar(total=images, desc="inputs", unit="input", disable=self.quiet)
 
     def image(self, name: str, calls: int):
         # A model call is one tile of one copy: with --ensemble 4, a photo of 2 tiles makes 8 calls.
         self.calls = progress_bar(total=calls, desc=name, unit="model call", leave=False, disable=self.quiet)
+        return self.calls.update
+
+    def clip(self, name: str, frames: int | None, done: int):
+        self.calls = progress_bar(total=frames, initial=done, desc=name, unit="frame", leave=False, disable=self.quiet)
         return self.calls.update
 
     def finished(self) -> None:
@@ -44,10 +49,27 @@ class ProgressBars:
 
 
 def predict(
-    inputs: Annotated[list[Path], typer.Argument(help="Image files and folders (searched recursively).")],
+    inputs: Annotated[
+        list[Path], typer.Argument(help="Photos, video clips and folders of them (searched recursively).")
+    ],
     model: Annotated[str | None, typer.Option(help=MODEL_HELP)] = None,
-    out: Annotated[Path, typer.Option(help="Output folder; <name>.<format> per input.")] = Path("deblurred"),
-    fmt: Annotated[WriteFormat, typer.Option("--format", help="Output format.")] = "png",
+    out: Annotated[
+        Path, typer.Option(help="Output folder; <name>.<format> per photo, <name>.mp4 (.mkv, .mov kept) per clip.")
+    ] = Path("deblurred"),
+    fmt: Annotated[WriteFormat, typer.Option("--format", help="Output format of photos.")] = "png",
+    codec: Annotated[
+        Codec, typer.Option(help="Video codec of clips: h264 plays everywhere; h265, vp9, av1 are smaller.")
+    ] = Encoding.codec,
+    crf: Annotated[
+        int | None,
+        typer.Option(
+            min=0,
+            max=63,
+            help="Video quality, lower is better: the codec's constant rate factor. Default: visually lossless ("
+            + ", ".join(f"{name} {value}" for name, value in DEFAULT_CRF.items())
+            + ").",
+        ),
+    ] = None,
     tile: Annotated[
         int,
         typer.Option(min=8 * GRID, help=f"Largest tile side, a multiple of {GRID}, for images over a megapixel."),
@@ -71,12 +93,15 @@ def predict(
     ] = DEFAULT_MAX_PIXELS,
     quiet: Quiet = False,
 ) -> None:
-    """Deblur photos of any size with a trained model."""
-    from deblur.inference import PredictOptions, deblur_photos
+    """Deblur photos of any size, and video clips, with a trained model.
+
+    Clips keep their size, frame count, timestamps, rotation, audio and subtitles; a run that is stopped goes on
+    from its last finished segment when the same command is run again."""
+    from deblur.predict import PredictOptions, deblur_photos
 
     bars = ProgressBars(quiet)
     try:
-        options = PredictOptions(fmt, overwrite, side_by_side, max_pixels)
+        options = PredictOptions(fmt, overwrite, side_by_side, max_pixels, Encoding(codec, crf))
         report = deblur_photos(
             inputs,
             out,
@@ -94,6 +119,14 @@ def predict(
         bars.close()
     for path in report.written:
         typer.echo(f"wrote {path}")
+    for clip in report.clips:
+        resumed = f" ({clip.resumed_frames} done before)" if clip.resumed_frames else ""
+        typer.echo(
+            f"{clip.source.name}: {clip.frames} frames{resumed} in {clip.seconds:.1f} s, "
+            f"{clip.frames_per_second:.2f} frames/s"
+        )
+        for note in clip.notes:
+            typer.echo(f"  {note}")
     for _, error in report.failed:
         typer.secho(f"failed: {user_message(error)}", fg=typer.colors.RED, err=True)
     typer.echo(f"{len(report.written)} written, {len(report.failed)} failed")

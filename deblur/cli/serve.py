@@ -28,6 +28,12 @@ def serve(
     max_pixels: Annotated[
         int, typer.Option(min=1, help="Refuse larger images from their header (a decompression-bomb guard).")
     ] = DEFAULTS.max_pixels,
+    max_video_mb: Annotated[
+        float, typer.Option(min=0.001, help="Refuse larger video uploads (413).")
+    ] = DEFAULTS.max_video_bytes / 2**20,
+    max_video_seconds: Annotated[
+        float, typer.Option(min=0.1, help="Refuse longer clips (413): a video job runs for about this x 10-100.")
+    ] = DEFAULTS.max_video_seconds,
     cors_origin: Annotated[
         list[str] | None,
         typer.Option(help="Let pages from this origin call the API, e.g. http://localhost:3000 (repeatable)."),
@@ -44,7 +50,13 @@ def serve(
     One process: the page to deblur photos in the browser, and the API it uses."""
     from deblur.serve.server import serve as run_server
 
-    limits = Limits(max_bytes=round(max_upload_mb * 2**20), max_pixels=max_pixels, waiting=queue)
+    limits = Limits(
+        max_bytes=round(max_upload_mb * 2**20),
+        max_pixels=max_pixels,
+        waiting=queue,
+        max_video_bytes=round(max_video_mb * 2**20),
+        max_video_seconds=max_video_seconds,
+    )
     origins = tuple(cors_origin or ())
     run_server(
         model,

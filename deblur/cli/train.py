@@ -48,9 +48,9 @@ def train(
     quiet: Quiet = False,
 ) -> None:
     """Train the deblurring model. With no options: the demo config on the embedded demo data."""
-    from deblur.config import load_config
     from deblur.paths import new_run_dir
     from deblur.training.trainer import train as run_training
+    from deblur.training.trainer import training_config
 
     flags = {
         "data.root": str(data) if data else None,
@@ -64,7 +64,7 @@ def train(
         "train.init": init,
     }
     overrides = list(set_ or []) + [f"{key}={value}" for key, value in flags.items() if value is not None]
-    result = run_training(load_config(config, overrides), out or new_run_dir(), progress=not quiet, log=typer.echo)
+    result = run_training(training_config(config, overrides), out or new_run_dir(), progress=not quiet, log=typer.echo)
     if result.metrics:
         last = result.metrics[-1]
         gain = last["val_psnr"] - last["val_psnr_blurry"]

@@ -16,21 +16,26 @@ from fastapi.staticfiles import StaticFiles
 from fastapi_offline import FastAPIOffline
 
 from deblur import __version__
+from deblur.serve.job_routes import router as job_router
+from deblur.serve.jobs import VideoJobs
 from deblur.serve.routes import router
 from deblur.serve.service import DeblurService
 
 STATIC = Path(str(resources.files("deblur.serve") / "static"))
 
 
-def create_app(service: DeblurService, *, cors_origins: tuple[str, ...] = ()) -> FastAPI:
+def create_app(service: DeblurService, *, cors_origins: tuple[str, ...] = (), jobs: VideoJobs | None = None) -> FastAPI:
     """The app around a loaded model. Its lifespan warms the model up at start-up and, at shutdown, lets the
-    running deblur finish while refusing the ones still waiting."""
+    running deblur finish while refusing the ones still waiting, and cancels a running video job and removes
+    every job's files."""
+    jobs = jobs or VideoJobs(service.deblurrer, service.limits)
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         service.warm_up()
         yield
         service.queue.close()
+        jobs.close()
         service.queue.join()
 
     # FastAPI's own /docs page loads Swagger UI from a CDN; fastapi-offline's serves the same from its package.
@@ -43,7 +48,9 @@ def create_app(service: DeblurService, *, cors_origins: tuple[str, ...] = ()) ->
         lifespan=lifespan,
     )
     app.state.service = service
+    app.state.jobs = jobs
     app.include_router(router)
+    app.include_router(job_router)
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
 
     @app.get("/", include_in_schema=False)
@@ -53,7 +60,9 @@ def create_app(service: DeblurService, *, cors_origins: tuple[str, ...] = ()) ->
     if cors_origins:
         app.add_middleware(CORSMiddleware, allow_origins=list(cors_origins), allow_methods=["GET", "POST"])
     app.add_middleware(SameOrigin, allowed=cors_origins)
-    app.add_middleware(BodyLimit, max_bytes=service.limits.max_bytes)
+    app.add_middleware(
+        BodyLimit, max_bytes=service.limits.max_bytes, paths={"/v1/jobs": service.limits.max_video_bytes}
+    )
     return app
 
 
@@ -61,16 +70,18 @@ class BodyLimit:
     """Refuses a request body over `max_bytes` with 413: at once from its Content-Length, or as soon as a body
     sent without one grows past the limit. Pure ASGI, so the body is never held whole before the check."""
 
-    def __init__(self, app, max_bytes: int) -> None:
+    def __init__(self, app, max_bytes: int, paths: dict[str, int] | None = None) -> None:
         self.app = app
         self.max_bytes = max_bytes
+        self.paths = paths or {}  # a path's own limit (clips are larger than photos)
 
     async def __call__(self, scope, receive, send) -> None:
         if scope["type"] != "http":
             return await self.app(scope, receive, send)
+        limit = self.paths.get(scope["path"], self.max_bytes)
         length = dict(scope["headers"]).get(b"content-length")
-        if length is not None and length.isdigit() and int(length) > self.max_bytes:
-            return await _refuse_size(send, self.max_bytes)
+        if length is not None and length.isdigit() and int(length) > limit:
+            return await _refuse_size(send, limit)
         received = 0
         started = False
 
@@ -79,7 +90,7 @@ class BodyLimit:
             message = await receive()
             if message["type"] == "http.request":
                 received += len(message.get("body", b""))
-                if received > self.max_bytes:
+                if received > limit:
                     raise _TooLarge
             return message
 
@@ -92,7 +103,7 @@ class BodyLimit:
             await self.app(scope, counted_receive, watched_send)
         except _TooLarge:
             if not started:
-                await _refuse_size(send, self.max_bytes)
+                await _refuse_size(send, limit)
 
 
 class _TooLarge(Exception):

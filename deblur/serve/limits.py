@@ -14,3 +14,7 @@ class Limits:
     # takes photos from anyone who can reach it, and 50 megapixels keep the process under about 6 GB.
     max_pixels: int = 50_000_000
     waiting: int = 8  # requests that may wait behind the one being deblurred; beyond them, 503 at once
+    # Video jobs (POST /v1/jobs): one at a time. 1 GB is about 10 minutes of 1080p from a phone; 10 minutes of
+    # video is hours on a CPU.
+    max_video_bytes: int = 1024 * 2**20
+    max_video_seconds: float = 600.0

@@ -1,5 +1,5 @@
-"""Timing `deblur predict` on photos: test photos of any size, and a progress hook that records when each photo
-is done (benchmarks/predict_speed.py and benchmarks/serve_latency.py time through them)."""
+"""Timing `deblur predict`: test photos and clips of any size made from real photographs, and a progress hook
+that records when each photo is done (the benchmarks time through them)."""
 
 from __future__ import annotations
 
@@ -38,3 +38,23 @@ def write_photos(folder: Path, height: int, width: int, count: int) -> list[Path
     for path in paths:
         photo.save(path)
     return paths
+
+
+def panned_frames(photo: np.ndarray, height: int, width: int, count: int) -> list[np.ndarray]:
+    """`count` crops of `photo` (enlarged to cover the frame) moving 4 px a frame to the right."""
+    scale = max(height / photo.shape[0], (width + 4 * count) / photo.shape[1])
+    size = (int(np.ceil(photo.shape[1] * scale)), int(np.ceil(photo.shape[0] * scale)))
+    big = np.asarray(Image.fromarray(photo).resize(size, Image.Resampling.BICUBIC))
+    return [np.ascontiguousarray(big[:height, 4 * i : 4 * i + width]) for i in range(count)]
+
+
+def write_clip(path: Path, frames: list[np.ndarray], fps: int = 30) -> None:
+    import av
+
+    with av.open(str(path), "w") as out:
+        stream = out.add_stream("libx264", rate=fps, options={"crf": "12"})
+        stream.width, stream.height = frames[0].shape[1], frames[0].shape[0]
+        stream.pix_fmt = "yuv420p"
+        for frame in frames:
+            out.mux(stream.encode(av.VideoFrame.from_ndarray(frame, format="rgb24")))
+        out.mux(stream.encode())

@@ -94,6 +94,17 @@ def checkpoint_manager(
     return tf.train.CheckpointManager(checkpoint, str(directory), max_to_keep=keep)
 
 
+def init_architecture(init: str) -> dict | None:
+    """The `model` section of the config.yaml beside the model `init` names (see `TrainConfig.init`), if any."""
+    from deblur.paths import choose_model
+
+    beside = choose_model(init).path.parent / "config.yaml"
+    try:
+        return (yaml.safe_load(beside.read_text()) or {}).get("model")
+    except (OSError, yaml.YAMLError, AttributeError):
+        return None
+
+
 def load_initial_weights(model: keras.Model, init: str, config: Config) -> Path:
     """Set `model`'s weights from `init` (see `TrainConfig.init`); returns the file they came from."""
     from deblur.paths import choose_model

@@ -20,7 +20,7 @@ import numpy as np
 import tensorflow as tf
 from tqdm import tqdm
 
-from deblur.config import Config
+from deblur.config import Config, load_config
 from deblur.console import progress_bar
 from deblur.data.demo import ensure_demo_dataset
 from deblur.data.pairs import preflight
@@ -35,6 +35,7 @@ from deblur.training.recovery import leave_out_unreadable
 from deblur.training.run_folder import (
     check_run_folder,
     checkpoint_manager,
+    init_architecture,
     latest_checkpoint,
     load_initial_weights,
     read_metrics,
@@ -46,6 +47,19 @@ from deblur.training.run_folder import (
 from deblur.training.step import make_train_step
 from deblur.training.strategy import make_strategy, split_cpu
 from deblur.training.validation import validate
+
+
+def training_config(config: str | Path | None, overrides: list[str] | None = None) -> Config:
+    """The config `deblur train` runs: `config` (default: the embedded demo) with `overrides`. Fine-tuning
+    (train.init set) with no config named takes the architecture of the model it starts from, so that
+    `deblur train --init pretrained --data DIR` fine-tunes the shipped model with the demo's schedule."""
+    chosen = load_config(config, overrides)
+    if config is None and chosen.train.init:
+        architecture = init_architecture(chosen.train.init) or {}
+        chosen = load_config(
+            None, [f"model.{key}={value}" for key, value in architecture.items()] + list(overrides or [])
+        )
+    return chosen
 
 
 @dataclass

@@ -30,12 +30,15 @@ async function showModel() {
   }
 }
 
+const VIDEO_SUFFIX = /\.(mp4|m4v|mov|mkv|webm|avi|mpe?g|ts|mts|m2ts|wmv|flv|3gp|ogv)$/i;
+const isVideo = (file) => file.type.startsWith("video/") || VIDEO_SUFFIX.test(file.name);
+
 function addPhotos(files) {
   for (const file of files) {
     const card = $("#photo-template").content.firstElementChild.cloneNode(true);
     $(".name", card).textContent = file.name;
     $("#photos").prepend(card);
-    queue.push({ file, card, ensemble: $("#ensemble").value, format: $("#format").value });
+    queue.push({ file, card, ensemble: $("#ensemble").value, format: $("#format").value, video: isVideo(file) });
   }
   next();
 }
@@ -45,7 +48,7 @@ async function next() {
   working = true;
   const item = queue.shift();
   try {
-    await deblur(item);
+    await (item.video ? deblurVideo(item) : deblur(item));
   } finally {
     working = false;
     next();
@@ -123,6 +126,102 @@ function send({ file, card, ensemble, format }, estimate) {
     setState(card, "uploading", "uploading", 0);
     request.send(form);
   });
+}
+
+// === Video clips: a job on the server (POST /v1/jobs), followed until it is done ===
+
+function upload(url, form, card) {
+  return new Promise((resolve) => {
+    const request = new XMLHttpRequest();
+    request.open("POST", url);
+    request.responseType = "json";
+    request.upload.onprogress = (event) => {
+      if (event.lengthComputable) {
+        const share = event.loaded / event.total;
+        setState(card, "uploading", `uploading ${Math.round(100 * share)}%`, 10 * share);
+      }
+    };
+    request.onloadend = () => resolve(request);
+    request.send(form);
+  });
+}
+
+async function deblurVideo(item) {
+  const { file, card } = item;
+  const form = new FormData();
+  form.append("video", file, file.name);
+  setState(card, "uploading", "uploading", 0);
+  const response = await upload("/v1/jobs", form, card);
+  if (response.status === 503) {
+    const wait = Number(response.getResponseHeader("Retry-After") || 5);
+    setState(card, "waiting", `a clip is being deblurred; trying again in ${wait} s`, 0);
+    await new Promise((resolve) => setTimeout(resolve, wait * 1000));
+    return deblurVideo(item);
+  }
+  if (response.status !== 202) {
+    const detail = (response.response && response.response.detail) || `${response.status} ${response.statusText}`;
+    setState(card, "failed", `failed: ${detail}`, 0);
+    return;
+  }
+  const job = response.response;
+  const cancel = $(".cancel", card);
+  $(".job-tools", card).hidden = false;
+  let cancelled = false;
+  cancel.onclick = async () => {
+    cancelled = true;
+    cancel.disabled = true;
+    await fetch(`/v1/jobs/${job.id}`, { method: "DELETE" });
+  };
+  for (;;) {
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    if (cancelled) {
+      setState(card, "failed", "cancelled", 0);
+      $(".job-tools", card).hidden = true;
+      return;
+    }
+    let status;
+    try {
+      status = await (await fetch(`/v1/jobs/${job.id}`)).json();
+    } catch (error) {
+      continue; // the server is busy answering: ask again
+    }
+    const total = status.frames_total || 0;
+    if (status.state === "running" || status.state === "queued") {
+      const eta = status.eta_seconds === null ? "" : `, about ${Math.round(status.eta_seconds)} s left`;
+      const share = total ? status.frames_done / total : 0;
+      setState(card, "deblurring", `deblurring frame ${status.frames_done} of ${total || "?"}${eta}`, 10 + 90 * share);
+      continue;
+    }
+    $(".job-tools", card).hidden = true;
+    if (status.state !== "done") {
+      setState(card, "failed", `failed: ${status.error || status.state}`, 0);
+      return;
+    }
+    showVideo(card, URL.createObjectURL(file), `/v1/jobs/${job.id}/result`, status.seconds);
+    return;
+  }
+}
+
+function showVideo(card, beforeUrl, afterUrl, seconds) {
+  const before = $(".before-video", card);
+  const after = $(".after-video", card);
+  before.src = beforeUrl;
+  after.src = afterUrl;
+  // The deblurred clip leads; the blurry one follows it, frame for frame.
+  const follow = () => { if (Math.abs(before.currentTime - after.currentTime) > 0.05) before.currentTime = after.currentTime; };
+  after.addEventListener("play", () => { follow(); before.play(); });
+  after.addEventListener("pause", () => before.pause());
+  after.addEventListener("seeked", follow);
+  const link = $(".download", card);
+  link.href = afterUrl;
+  link.download = ""; // the server's name: <name>-deblurred.mp4 (or .mkv, .mov)
+  $(".videos", card).hidden = false;
+  $(".viewport", card).hidden = true;
+  $(".zoom", card).hidden = true;
+  $(".strength-control", card).hidden = true;
+  $(".timing", card).textContent = seconds ? `deblurred in ${Number(seconds).toFixed(1)} s on the server` : "";
+  $(".result", card).hidden = false;
+  setState(card, "done", "done", 100);
 }
 
 function downloadName(disposition, original, format) {
@@ -245,7 +344,8 @@ drop.addEventListener("dragleave", () => drop.classList.remove("over"));
 drop.addEventListener("drop", (event) => {
   event.preventDefault();
   drop.classList.remove("over");
-  addPhotos([...event.dataTransfer.files].filter((file) => file.type.startsWith("image/") || file.type === ""));
+  addPhotos([...event.dataTransfer.files].filter(
+    (file) => file.type.startsWith("image/") || isVideo(file) || file.type === ""));
 });
 $("#files").addEventListener("change", (event) => {
   addPhotos([...event.target.files]);

@@ -1,0 +1,193 @@
+"""`deblur predict`: photos and clips, files in and out, with the model opened once.
+
+Each input is judged by its content: what Pillow reads is a photo (written as `--format`), what FFmpeg opens with
+a moving video stream is a clip (written as video: deblur.video). A file that fails is reported by name and the
+others go on; nothing is written for it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Protocol
+
+import numpy as np
+
+from deblur.errors import DeblurError, OutputExistsError, SettingError
+from deblur.imageio import (
+    DEFAULT_MAX_PIXELS,
+    READ_SUFFIXES,
+    WRITE_FORMATS,
+    ImageReadError,
+    find_images,
+    is_photo,
+    read_photo,
+    write_photo,
+)
+from deblur.inference import Deblurrer, check_min_side, open_deblurrer
+from deblur.strength import DEFAULT_STRENGTH
+from deblur.tiling import DEFAULT_OVERLAP, DEFAULT_TILE
+from deblur.video.clips import VIDEO_SUFFIXES, is_media_file
+from deblur.video.encode import Encoding, video_suffix
+from deblur.video.predict import ClipReport, VideoOptions, deblur_clip
+
+
+class Progress(Protocol):
+    """What `predict_files` reports as it goes (the CLI draws progress bars from it)."""
+
+    def start(self, images: int) -> None: ...
+
+    # `calls`: tiles times ensemble copies; the callable returned is told how many more calls are done
+    def image(self, name: str, calls: int) -> Callable[[int], None]: ...
+
+    # a clip of `frames` frames (None: unknown), `done` of them finished before; told how many more are done
+    def clip(self, name: str, frames: int | None, done: int) -> Callable[[int], None]: ...
+
+    def finished(self) -> None: ...  # after each input, written or failed
+
+
+@dataclass
+class PredictReport:
+    model: Path
+    written: list[Path] = field(default_factory=list)
+    failed: list[tuple[Path, DeblurError]] = field(default_factory=list)  # the input, and why it failed
+    clips: list[ClipReport] = field(default_factory=list)  # what each written clip took
+
+
+@dataclass(frozen=True)
+class PredictOptions:
+    """How `predict_files` writes its results."""
+
+    fmt: str = "png"  # photos: one of WRITE_FORMATS
+    overwrite: bool = False  # replace existing outputs; otherwise such an input fails and the others go on
+    side_by_side: bool = False  # photos: also write <name>_side_by_side: blurry | deblurred
+    max_pixels: int = DEFAULT_MAX_PIXELS  # refuse larger images and frames (a decompression-bomb guard)
+    encoding: Encoding = Encoding()  # clips: the video codec and quality
+
+    def __post_init__(self) -> None:
+        if self.fmt not in WRITE_FORMATS:
+            raise SettingError(
+                f"format must be one of {', '.join(WRITE_FORMATS)}; got {self.fmt!r}", settings=("format",)
+            )
+
+
+def input_kind(path: Path) -> str:
+    """ "photo" or "video", by content: Pillow's photos first (a GIF is its first frame), then FFmpeg's clips; a
+    file neither reads is judged by its suffix, so that its error speaks of what it claims to be."""
+    if is_photo(path):
+        return "photo"
+    if is_media_file(path) or path.suffix.lower() in VIDEO_SUFFIXES:
+        return "video"
+    return "photo"
+
+
+def output_paths(inputs: list[tuple[Path, Path, str]], out_dir: Path, fmt: str) -> dict[Path, Path]:
+    """Where each input's result goes (photos as `fmt`, clips as video); refuses two inputs writing one file, or
+    an output over an input."""
+    outputs: dict[Path, Path] = {}
+    taken: dict[Path, Path] = {}
+    given = {path.resolve() for path, _, _ in inputs}
+    for path, name, kind in inputs:
+        target = out_dir / name.with_suffix(video_suffix(path) if kind == "video" else f".{fmt}")
+        if target.resolve() in given:
+            raise SettingError(f"{target} would overwrite an input; choose another output folder", settings=("out",))
+        if target in taken:
+            raise SettingError(f"{path} and {taken[target]} would both be written to {target}; deblur them separately")
+        taken[target] = path
+        outputs[path] = target
+    return outputs
+
+
+def deblur_photos(
+    inputs: list[Path],
+    out_dir: Path,
+    *,
+    model: str | Path | None = None,
+    precision: str = "auto",
+    tile: int = DEFAULT_TILE,
+    overlap: int = DEFAULT_OVERLAP,
+    ensemble: int = 1,
+    strength: float = DEFAULT_STRENGTH,
+    options: PredictOptions = PredictOptions(),
+    progress: Progress | None = None,
+    log: Callable[[str], None] = print,
+) -> PredictReport:
+    """`deblur predict`: choose and load the model (`model` as `deblur.paths.choose_model` takes it), say which,
+    and deblur every photo and clip in `inputs` into `out_dir`."""
+    deblurrer, chosen = open_deblurrer(
+        model, precision=precision, tile=tile, overlap=overlap, ensemble=ensemble, strength=strength, log=log
+    )
+    return predict_files(inputs, deblurrer, chosen.path, out_dir, options, progress, log=log)
+
+
+def predict_files(
+    inputs: list[Path],
+    deblurrer: Deblurrer,
+    model_path: Path,
+    out_dir: Path,
+    options: PredictOptions = PredictOptions(),
+    progress: Progress | None = None,
+    log: Callable[[str], None] = print,
+) -> PredictReport:
+    """Deblur every photo and clip in `inputs` (files, or folders searched recursively) into `out_dir`.
+
+    A file that fails is reported in the result and the others go on.
+    """
+    found = find_images(inputs, suffixes=READ_SUFFIXES | VIDEO_SUFFIXES)
+    report = PredictReport(model_path)
+    for path, _ in found:
+        if not path.exists():
+            report.failed.append((path, ImageReadError(f"{path}: no such file")))
+    found = [(path, name, input_kind(path)) for path, name in found if path.exists()]
+    outputs = output_paths(found, out_dir, options.fmt)
+    if progress and found:  # no bar at all when every input was missing
+        progress.start(len(found))
+    for path, _, kind in found:
+        try:
+            if kind == "video":
+                clip = predict_clip(path, outputs[path], deblurrer, options, progress, log)
+                report.clips.append(clip)
+                report.written.append(clip.target)
+            else:
+                report.written.append(predict_one(path, outputs[path], deblurrer, options, progress))
+        except (ImageReadError, OutputExistsError) as err:
+            report.failed.append((path, err))
+        if progress:
+            progress.finished()
+    return report
+
+
+def predict_clip(
+    path: Path,
+    target: Path,
+    deblurrer: Deblurrer,
+    options: PredictOptions,
+    progress: Progress | None = None,
+    log: Callable[[str], None] = print,
+) -> ClipReport:
+    """Deblur one clip into the video `target`, resumably (deblur.video.predict)."""
+    if not options.overwrite and target.exists():
+        raise OutputExistsError(f"{target}: exists; allow overwriting to replace it", settings=("overwrite",))
+    video = VideoOptions(encoding=options.encoding, max_pixels=options.max_pixels)
+    return deblur_clip(path, target, deblurrer, video, progress, log)
+
+
+def predict_one(
+    path: Path, target: Path, deblurrer: Deblurrer, options: PredictOptions, progress: Progress | None = None
+) -> Path:
+    """Deblur one photo file into `target` (and its side-by-side); returns `target`. An input that cannot be
+    used raises ImageReadError naming it, an existing output OutputExistsError; nothing is written for it."""
+    pair_target = target.with_name(f"{target.stem}_side_by_side{target.suffix}")
+    if not options.overwrite and (target.exists() or (options.side_by_side and pair_target.exists())):
+        raise OutputExistsError(f"{target}: exists; allow overwriting to replace it", settings=("overwrite",))
+    photo = read_photo(path, max_pixels=options.max_pixels)
+    height, width = photo.rgb.shape[:2]
+    check_min_side(width, height, str(path))
+    on_tiles = progress.image(path.name, deblurrer.calls(height, width)) if progress else None
+    restored = deblurrer(photo.rgb, on_tiles)
+    write_photo(target, restored, photo, options.fmt)
+    if options.side_by_side:
+        side_by_side = np.concatenate([photo.rgb, restored], axis=1)
+        write_photo(pair_target, side_by_side, replace(photo, alpha=None), options.fmt)
+    return target

@@ -1,0 +1,153 @@
+"""What a clip is, read with PyAV (FFmpeg in its wheel): its video stream checked before any work, and its frames
+decoded one at a time as HWC RGB float32 in [0, 1], each with its own timestamp.
+
+A file is taken as a clip by its content: whatever FFmpeg opens with a video stream that is not a still image.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator
+from dataclasses import dataclass
+from fractions import Fraction
+from pathlib import Path
+
+import numpy as np
+
+from deblur.imageio import DEFAULT_MAX_PIXELS, ImageReadError
+
+# Suffixes searched for in folders (a file named on the command line is judged by its content).
+VIDEO_SUFFIXES = {".mp4", ".m4v", ".mov", ".mkv", ".webm", ".avi", ".mpg", ".mpeg", ".ts", ".mts", ".m2ts", ".wmv"}
+VIDEO_SUFFIXES |= {".flv", ".3gp", ".ogv"}
+# FFmpeg opens still images too (its image2 demuxers): those are photos, read by Pillow.
+_STILL_FORMATS = ("image2", "_pipe", "png", "jpeg", "webp", "bmp", "tiff", "gif")
+
+
+class VideoReadError(ImageReadError):
+    """A clip cannot be used; the message names the file and what is wrong."""
+
+
+@dataclass(frozen=True)
+class Clip:
+    path: Path
+    name: str  # what messages call it
+    width: int
+    height: int
+    frames: int | None  # from the container, or estimated from the stream's duration; None where neither says
+    counted: bool  # `frames` is the container's own count, not an estimate
+    time_base: Fraction  # of the video stream: frame timestamps are in these units
+    rate: Fraction  # frames per second, average (a variable frame rate keeps each frame's own timestamp)
+    duration: float | None  # seconds
+    rotation: int  # degrees counter-clockwise a player turns the frames (the display matrix)
+    codec: str
+    container: str  # FFmpeg's name of the container format
+    audio: int  # streams of each kind, carried over to the output
+    subtitles: int
+
+    @property
+    def megapixels(self) -> float:
+        return self.width * self.height / 1e6
+
+
+@dataclass
+class Frame:
+    index: int
+    rgb: np.ndarray  # HWC float32 in [0, 1]
+    pts: int | None
+    time_base: Fraction
+
+
+def is_media_file(path: Path) -> bool:
+    """True when FFmpeg opens `path` as a media container (not a still image): a clip, or a file that claims to
+    be one (an audio-only file is then refused for having no video stream, not for not being a photo)."""
+    import av
+
+    try:
+        with av.open(str(path), metadata_errors="ignore") as container:
+            return not any(name in container.format.name for name in _STILL_FORMATS)
+    except (av.FFmpegError, OSError, UnicodeDecodeError, ValueError):
+        return False
+
+
+def probe_clip(path: Path, *, max_pixels: int = DEFAULT_MAX_PIXELS, name: str | None = None) -> Clip:
+    """The clip's facts, after the checks that need no decoding of the whole clip: it opens, it has a video
+    stream FFmpeg can decode, that stream has a first frame, and its frames are within `max_pixels`. Errors call
+    it `name` (default: its path; a server names the upload, never its own folders)."""
+    import av
+
+    name = name or str(path)
+    try:
+        container = av.open(str(path), metadata_errors="ignore")
+    except (av.FFmpegError, OSError, UnicodeDecodeError) as err:
+        raise VideoReadError(f"{name}: not a readable video ({_reason(err)})") from None
+    with container:
+        if not container.streams.video:
+            raise VideoReadError(f"{name}: no video stream (a {container.format.name} file)")
+        stream = container.streams.video[0]
+        codec = stream.codec_context
+        if codec is None or not getattr(codec, "name", None):
+            raise VideoReadError(f"{name}: its video codec cannot be decoded here (unsupported codec)")
+        width, height = codec.width, codec.height
+        if width * height > max_pixels:
+            raise VideoReadError(
+                f"{name}: {width}x{height} = {width * height:,} pixels a frame, over the limit of {max_pixels:,} "
+                "(max_pixels)"
+            )
+        try:
+            first = next(container.decode(stream), None)
+        except av.FFmpegError as err:
+            raise VideoReadError(f"{name}: its first frame cannot be decoded ({_reason(err)})") from None
+        if first is None:
+            raise VideoReadError(f"{name}: the video stream has no frames")
+        rate = stream.average_rate or stream.guessed_rate or Fraction(30)
+        duration = float(stream.duration * stream.time_base) if stream.duration else None
+        counted = bool(stream.frames)  # MP4 and MOV count their frames; MKV and WebM do not
+        frames = stream.frames or (max(1, round(duration * float(rate))) if duration else None)
+        return Clip(
+            path=path,
+            name=name,
+            width=first.width,
+            height=first.height,
+            frames=frames,
+            counted=counted,
+            time_base=stream.time_base or Fraction(1, 90000),
+            rate=Fraction(rate),
+            duration=duration,
+            rotation=int(round(first.rotation or 0)),
+            codec=codec.name,
+            container=container.format.name,
+            audio=len(container.streams.audio),
+            subtitles=len(container.streams.subtitles),
+        )
+
+
+def read_frames(clip: Clip) -> Iterator[Frame]:
+    """Every frame of the clip in order, decoded one at a time (memory holds a few frames, whatever its length).
+    A frame that cannot be decoded, or a clip that ends early, raises VideoReadError naming the file."""
+    import av
+
+    name = clip.name
+    with av.open(str(clip.path), metadata_errors="ignore") as container:
+        stream = container.streams.video[0]
+        stream.thread_type = "AUTO"  # decoding threads: the model, not the decoder, should be the bottleneck
+        index = 0
+        try:
+            for frame in container.decode(stream):
+                pts = frame.pts if frame.pts is not None else None
+                rgb = frame.to_ndarray(format="rgb24").astype(np.float32) / 255.0
+                yield Frame(index, rgb, pts, frame.time_base or clip.time_base)
+                index += 1
+        except av.FFmpegError as err:
+            raise VideoReadError(f"{name}: frame {index + 1} cannot be decoded ({_reason(err)})") from None
+    if clip.counted and index < clip.frames:
+        # A clip that stops short of its own count was cut off (a container without a count says nothing).
+        raise VideoReadError(f"{name}: truncated: {index} of its {clip.frames} frames could be decoded")
+
+
+def frames_per_segment(clip: Clip, seconds: float) -> int:
+    return max(1, math.ceil(float(clip.rate) * seconds))
+
+
+def _reason(err: Exception) -> str:
+    text = getattr(err, "strerror", None) or str(err)
+    return text.splitlines()[0][:160] if text else type(err).__name__

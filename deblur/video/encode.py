@@ -1,0 +1,193 @@
+"""Writing deblurred frames as video: segments encoded one by one, then joined with the clip's audio and
+subtitles into one file.
+
+Each segment is a file of its own, written whole or not at all, so a killed run keeps every finished one. The
+segments are encoded without B-frames: every packet's decoding time is then its presentation time, so segments
+joined end to end keep increasing timestamps (with B-frames, a segment's first packets decode before the last
+frame of the one before it is shown). Each frame keeps the clip's own timestamp, so a variable frame rate stays
+as it was, and the display matrix (rotation) is copied.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import heapq
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from fractions import Fraction
+from pathlib import Path
+from typing import Literal
+
+import numpy as np
+
+from deblur.files import atomic_path
+from deblur.imageio import to_uint8
+from deblur.video.clips import Clip
+
+Codec = Literal["h264", "h265", "vp9", "av1"]
+# FFmpeg's encoder for each, and its quality setting that looks visually lossless on photographic video
+# (x264's CRF 18 is the usual "visually lossless"; the others' scales differ).
+ENCODERS = {"h264": "libx264", "h265": "libx265", "vp9": "libvpx-vp9", "av1": "libsvtav1"}
+DEFAULT_CRF = {"h264": 18, "h265": 20, "vp9": 24, "av1": 24}
+NO_B_FRAMES = {
+    "libx264": {"bframes": "0"},
+    "libx265": {"x265-params": "bframes=0:log-level=error"},
+    "libvpx-vp9": {"auto-alt-ref": "0", "lag-in-frames": "0"},
+    "libsvtav1": {"svtav1-params": "pred-struct=1"},
+}
+# Containers the output keeps from the input (they hold what they held); anything else becomes MP4, which holds
+# every codec above and plays everywhere (WebM would refuse H.264, AVI is from another age).
+KEPT_SUFFIXES = {".mkv", ".mov"}
+
+
+def video_suffix(source: Path) -> str:
+    """The output's container, by the input's suffix: MKV and MOV stay, everything else is MP4."""
+    suffix = source.suffix.lower()
+    return suffix if suffix in KEPT_SUFFIXES else ".mp4"
+
+
+@dataclass(frozen=True)
+class Encoding:
+    codec: Codec = "h264"
+    crf: int | None = None  # None: DEFAULT_CRF of the codec
+
+    @property
+    def quality(self) -> int:
+        return DEFAULT_CRF[self.codec] if self.crf is None else self.crf
+
+
+def pixel_format(codec: Codec, width: int, height: int) -> str:
+    """yuv420p plays everywhere but needs even sides; an odd side keeps its size with 4:4:4 chroma instead (H.264
+    High 4:4:4 and the others' equivalents: fewer players, but no pixel is cropped or added)."""
+    return "yuv420p" if width % 2 == 0 and height % 2 == 0 else "yuv444p"
+
+
+class SegmentWriter:
+    """One segment's frames into `path` (written atomically when `close` succeeds)."""
+
+    def __init__(self, path: Path, clip: Clip, encoding: Encoding) -> None:
+        import av
+
+        self._atomic = atomic_path(path, suffix=path.suffix)
+        self._tmp = self._atomic.__enter__()
+        self._container = av.open(str(self._tmp), "w")
+        encoder = ENCODERS[encoding.codec]
+        options = {"crf": str(encoding.quality), **NO_B_FRAMES[encoder]}
+        if encoder == "libvpx-vp9":
+            options.update({"b:v": "0", "row-mt": "1"})
+        self._stream = self._container.add_stream(encoder, rate=clip.rate, options=options)
+        self._stream.width, self._stream.height = clip.width, clip.height
+        self._stream.pix_fmt = pixel_format(encoding.codec, clip.width, clip.height)
+        self._stream.time_base = clip.time_base
+        self._stream.codec_context.time_base = clip.time_base
+        if clip.rotation:
+            self._stream.set_display_rotation(clip.rotation)
+        self._time_base = clip.time_base
+        self._last_pts: int | None = None
+
+    def write(self, rgb: np.ndarray, pts: int) -> None:
+        import av
+
+        frame = av.VideoFrame.from_ndarray(to_uint8(rgb), format="rgb24")
+        frame.pts, frame.time_base = pts, self._time_base
+        self._container.mux(self._stream.encode(frame))
+
+    def close(self) -> None:
+        """Flush the encoder and put the segment in place."""
+        self._container.mux(self._stream.encode())
+        self._container.close()
+        self._atomic.__exit__(None, None, None)
+
+    def abandon(self) -> None:
+        """Leave nothing behind (the temporary file is removed)."""
+        with contextlib.suppress(Exception):  # a half-written container may fail to close; it goes either way
+            self._container.close()
+        self._atomic.__exit__(RuntimeError, RuntimeError("abandoned"), None)
+
+
+@dataclass
+class JoinReport:
+    copied: list[str]  # streams carried over as they were, e.g. "audio 1 (aac)"
+    reencoded: list[str]  # streams the output container cannot hold as they were, and what they became
+    dropped: list[str]
+
+
+def join_segments(segments: list[Path], clip: Clip, target: Path, log: Callable[[str], None] = print) -> JoinReport:
+    """The segments' video, end to end, with the clip's audio and subtitle streams, into `target` (atomically).
+
+    Streams the output container holds as they are are copied packet by packet, not re-encoded; audio it cannot
+    hold is re-encoded to AAC; subtitles it cannot hold are left out (MKV holds them all). Each is said in the
+    report, and logged.
+    """
+    import av
+
+    report = JoinReport([], [], [])
+    with atomic_path(target, suffix=target.suffix) as tmp, av.open(str(tmp), "w") as out:
+        sources = [av.open(str(segment)) for segment in segments]
+        source = av.open(str(clip.path), metadata_errors="ignore")
+        try:
+            video = out.add_stream_from_template(sources[0].streams.video[0])
+            supported = out.supported_codecs
+            carried = []  # (input stream, output stream, whether it is re-encoded)
+            for stream in [*source.streams.audio, *source.streams.subtitles]:
+                codec = stream.codec_context.name if stream.codec_context else stream.codec.name
+                label = f"{stream.type} {stream.index} ({codec})"
+                if codec in supported:
+                    carried.append((stream, out.add_stream_from_template(stream), False))
+                    report.copied.append(label)
+                elif stream.type == "audio":
+                    encoder = out.add_stream("aac", rate=stream.codec_context.sample_rate or 48000)
+                    carried.append((stream, encoder, True))
+                    report.reencoded.append(f"{label} -> aac ({target.suffix} cannot hold {codec})")
+                else:
+                    report.dropped.append(f"{label}: {target.suffix} cannot hold {codec} subtitles")
+            for line in report.reencoded:
+                log(f"re-encoded {line}")
+            for line in report.dropped:
+                log(f"left out {line}; write MKV to keep it")
+            packets = [_video_packets(sources, video), _carried_packets(source, carried)]
+            for _, packet in heapq.merge(*packets, key=lambda item: item[0]):
+                out.mux(packet)
+            for _, output, reencode in carried:
+                if reencode:
+                    out.mux(output.encode())
+        finally:
+            for container in [*sources, source]:
+                container.close()
+    return report
+
+
+def _video_packets(sources, video) -> Iterator[tuple[float, object]]:
+    for container in sources:
+        stream = container.streams.video[0]
+        for packet in container.demux(stream):
+            if packet.dts is None and packet.pts is None:
+                continue  # the demuxer's empty flush packet
+            packet.stream = video
+            yield _seconds(packet, stream.time_base), packet
+
+
+def _carried_packets(source, carried) -> Iterator[tuple[float, object]]:
+    """The clip's audio and subtitle packets in the order they are stored, one pass over the file (a demuxer
+    reading one stream at a time would skip the others' packets)."""
+    if not carried:
+        return
+    by_index = {stream.index: (stream, output, reencode) for stream, output, reencode in carried}
+    for packet in source.demux(*(stream for stream, _, _ in carried)):
+        if packet.dts is None and packet.pts is None:
+            continue
+        stream, output, reencode = by_index[packet.stream.index]
+        when = _seconds(packet, stream.time_base)
+        if not reencode:
+            packet.stream = output
+            yield when, packet
+            continue
+        for frame in packet.decode():
+            frame.pts = None  # the encoder numbers its samples itself
+            for encoded in output.encode(frame):
+                yield when, encoded
+
+
+def _seconds(packet, time_base: Fraction) -> float:
+    stamp = packet.dts if packet.dts is not None else packet.pts
+    return float(stamp * (packet.time_base or time_base))

@@ -1,0 +1,189 @@
+"""`deblur data from-video`: real blurry/sharp pairs from a high-frame-rate clip, as GOPRO was made.
+
+For each window of N consecutive frames (N drawn per window from the odd numbers in [min_frames, max_frames],
+GOPRO's 7 to 13, so that there is a middle frame): the frames are averaged in linear light (the camera's response
+inverted as gamma 2.2, as GOPRO did), the response re-applied and the result rounded to 8 bits: the blurry image.
+The window's middle frame is the sharp one. Windows follow each other without overlap. A window with almost no
+motion (its first and last frames nearly the same) is skipped: its pair would teach the model to do nothing.
+
+The pairs are written in GOPRO's layout, `OUT/train/<clip>/{blur,sharp}/` and `OUT/test/<clip>/...`, with the last
+`val_fraction` of the clip's windows held out by time (one window between them left out): neighbouring frames are
+near-duplicates, so a random split would validate on frames the model trained on.
+
+Frames are HWC RGB; only a running sum and the middle frame of a window are held, so memory does not grow with N.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+from PIL import Image
+
+from deblur.console import progress_bar
+from deblur.errors import OutputExistsError, SettingError
+from deblur.files import atomic_dir
+from deblur.imageio import find_images, read_photo
+from deblur.video.clips import VideoReadError, probe_clip, read_frames
+
+GAMMA = 2.2  # GOPRO's inverse camera response
+HIGH_FRAME_RATE = 120  # below this, consecutive frames are too far apart to average into blur
+
+
+@dataclass(frozen=True)
+class WindowRecipe:
+    min_frames: int = 7
+    max_frames: int = 13
+    min_motion: float = 0.01  # mean |last - first| frame difference, in [0, 1] units, below which a window is skipped
+    val_fraction: float = 0.1  # of the windows, the last ones in time, held out in test/
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        if not 3 <= self.min_frames <= self.max_frames:
+            raise SettingError(
+                f"min_frames must be at least 3 and at most max_frames: {self.min_frames}, {self.max_frames}",
+                settings=("min_frames", "max_frames"),
+            )
+        if not 0 <= self.val_fraction < 1:
+            raise SettingError(f"val_fraction must be in [0, 1): {self.val_fraction}", settings=("val_fraction",))
+
+    def sizes(self) -> list[int]:
+        """The window lengths drawn from: odd, so that the sharp frame is the true middle."""
+        odd = [n for n in range(self.min_frames, self.max_frames + 1) if n % 2]
+        return odd or [self.min_frames]
+
+
+@dataclass
+class VideoPairsReport:
+    out: Path
+    fps: float | None
+    frames: int = 0
+    train_pairs: int = 0
+    val_pairs: int = 0
+    skipped_still: int = 0  # windows with almost no motion
+    motion: list[float] = field(default_factory=list)  # per kept window: mean |last - first|, [0, 1] units
+    blur_psnr: list[float] = field(default_factory=list)  # per kept window: blurry against sharp, dB
+    warnings: list[str] = field(default_factory=list)
+
+    def summary(self) -> str:
+        kept = self.train_pairs + self.val_pairs
+        lines = [
+            f"{kept} pairs ({self.train_pairs} train, {self.val_pairs} held out in test/) from {self.frames} frames"
+            f"{f' at {self.fps:.0f} fps' if self.fps else ''}; {self.skipped_still} window(s) with almost no "
+            "motion skipped"
+        ]
+        if kept:
+            lines.append(
+                f"motion: first to last frame of a window differ by {100 * np.median(self.motion):.1f}% "
+                f"(median; {100 * min(self.motion):.1f} to {100 * max(self.motion):.1f}%); blurry against sharp: "
+                f"{np.median(self.blur_psnr):.1f} dB PSNR (median; lower is more blur)"
+            )
+        return "\n".join(lines)
+
+
+def frames_from(source: Path, *, fps: float | None = None) -> tuple[Iterator[np.ndarray], float | None, int | None]:
+    """uint8 HWC RGB frames of a clip, or of a folder of frames in name order; with the frame rate (the clip's,
+    or `fps` for a folder) and the count where known."""
+    if source.is_dir():
+        paths = [path for path, _ in find_images([source])]
+        if not paths:
+            raise VideoReadError(f"{source}: no frames (images) in this folder")
+        frames = (np.round(read_photo(path).rgb * 255).astype(np.uint8) for path in paths)
+        return frames, fps, len(paths)
+    clip = probe_clip(source)
+    frames = (np.round(frame.rgb * 255).astype(np.uint8) for frame in read_frames(clip))
+    return frames, (fps or float(clip.rate)), clip.frames
+
+
+def pairs_from_video(
+    source: str | Path,
+    out: str | Path,
+    recipe: WindowRecipe = WindowRecipe(),
+    *,
+    fps: float | None = None,
+    progress: bool = True,
+    log: Callable[[str], None] = print,
+) -> VideoPairsReport:
+    """Make the pairs of `source` (a clip or a folder of frames) in the new folder `out` (see the module's
+    docstring); `out` appears complete or not at all."""
+    source, out = Path(source), Path(out)
+    if out.exists():
+        raise OutputExistsError(f"{out} already exists: choose a new folder for the pairs", settings=("out",))
+    if not source.exists():
+        raise VideoReadError(f"{source}: no such file or folder")
+    frames, rate, count = frames_from(source, fps=fps)
+    report = VideoPairsReport(out, rate)
+    if rate is None:
+        report.warnings.append("the frame rate is unknown (give --fps): it cannot be checked")
+    elif rate < HIGH_FRAME_RATE:
+        report.warnings.append(
+            f"{rate:.0f} fps is below about {HIGH_FRAME_RATE}: frames this far apart average into ghosts (separate, "
+            "faded copies of what moved), not the smooth streaks of real blur. The pairs will teach the model to "
+            "remove ghosts; film in slow motion (120 or 240 fps) for real blur"
+        )
+    for warning in report.warnings:
+        log(f"warning: {warning}")
+    rng = np.random.default_rng(recipe.seed)
+    windows = []  # (blurry, sharp) in time order, of the windows that moved
+    bar = progress_bar(total=count, desc="frames", unit="frame", disable=not progress)
+    try:
+        for blurry, sharp, motion, used in _windows(frames, rng, recipe):
+            report.frames += used
+            bar.update(used)
+            if motion < recipe.min_motion:
+                report.skipped_still += 1
+                continue
+            report.motion.append(motion)
+            report.blur_psnr.append(_psnr(sharp, blurry))
+            windows.append((blurry, sharp))
+    finally:
+        bar.close()
+    if not windows:
+        raise VideoReadError(
+            f"{source}: no window of frames moved enough to make a pair ({report.skipped_still} skipped, "
+            f"{report.frames} frames)"
+        )
+    held = int(round(len(windows) * recipe.val_fraction)) if len(windows) > 2 else 0
+    train = windows[: len(windows) - held - 1] if held else windows  # one window between: no near-duplicates
+    val = windows[len(windows) - held :] if held else []
+    name = source.stem if source.is_file() else source.name
+    with atomic_dir(out) as tmp:
+        for split, chosen in (("train", train), ("test", val)):
+            for index, (blurry, sharp) in enumerate(chosen):
+                for kind, image in (("blur", blurry), ("sharp", sharp)):
+                    folder = tmp / split / name / kind
+                    folder.mkdir(parents=True, exist_ok=True)
+                    Image.fromarray(image).save(folder / f"{index:05d}.png")
+    report.train_pairs, report.val_pairs = len(train), len(val)
+    return report
+
+
+def _windows(
+    frames: Iterator[np.ndarray], rng: np.random.Generator, recipe: WindowRecipe
+) -> Iterator[tuple[np.ndarray, np.ndarray, float, int]]:
+    """(blurry uint8, sharp uint8, motion, frames used) for consecutive windows; a last window shorter than the
+    one drawn is left out."""
+    sizes = recipe.sizes()
+    size = int(rng.choice(sizes))
+    total, first, middle, taken = None, None, None, 0
+    for frame in frames:
+        if total is None:
+            total = np.zeros(frame.shape, np.float64)
+            first = frame
+        total += (frame.astype(np.float64) / 255.0) ** GAMMA
+        taken += 1
+        if taken == size // 2 + 1:
+            middle = frame
+        if taken == size:
+            blurry = np.round(np.clip(total / size, 0, 1) ** (1 / GAMMA) * 255).astype(np.uint8)
+            motion = float(np.mean(np.abs(frame.astype(np.float32) - first.astype(np.float32))) / 255.0)
+            yield blurry, middle, motion, size
+            size = int(rng.choice(sizes))
+            total, first, middle, taken = None, None, None, 0
+
+
+def _psnr(sharp: np.ndarray, blurry: np.ndarray) -> float:
+    mse = float(np.mean((sharp.astype(np.float64) - blurry.astype(np.float64)) ** 2)) / 255.0**2
+    return 100.0 if mse == 0 else float(10 * np.log10(1 / mse))

@@ -1,0 +1,191 @@
+"""`deblur predict` on a clip: frames through the model in batches, written in segments of a few seconds to a
+work folder beside the output, then joined into the output with the clip's audio and subtitles.
+
+A killed or interrupted run keeps every finished segment; the same command again continues after the last one,
+and the result equals an uninterrupted run (each segment is made from the same frames with the same settings).
+The output appears only complete (temporary name, then rename); the work folder goes once it is in place.
+
+    OUT/.<name>.parts/job.json        what the parts were made with: other settings start over
+    OUT/.<name>.parts/00000.mp4 ...   finished segments
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Protocol
+
+from deblur.files import atomic_write_text
+from deblur.imageio import DEFAULT_MAX_PIXELS
+from deblur.inference import Deblurrer
+from deblur.video.clips import Clip, Frame, VideoReadError, frames_per_segment, probe_clip, read_frames
+from deblur.video.encode import Encoding, JoinReport, SegmentWriter, join_segments
+
+SEGMENT_SECONDS = 2.0  # at most this much of the clip is deblurred again after a kill
+
+
+class ClipProgress(Protocol):
+    """What `deblur_clip` reports as it goes (the CLI draws a frame bar with an ETA from it)."""
+
+    # a clip of `frames` frames (None: unknown), `done` of them finished before; told how many more are done
+    def clip(self, name: str, frames: int | None, done: int) -> Callable[[int], None]: ...
+
+
+@dataclass(frozen=True)
+class VideoOptions:
+    encoding: Encoding = Encoding()
+    max_pixels: int = DEFAULT_MAX_PIXELS  # per frame
+    segment_seconds: float = SEGMENT_SECONDS
+
+
+@dataclass
+class ClipReport:
+    source: Path
+    target: Path
+    frames: int
+    resumed_frames: int  # frames found already done in the work folder
+    seconds: float  # this run's, decoding, deblurring and encoding
+    streams: JoinReport | None = None
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def frames_per_second(self) -> float:
+        done = self.frames - self.resumed_frames
+        return done / self.seconds if self.seconds > 0 else 0.0
+
+
+def work_folder(target: Path) -> Path:
+    return target.parent / f".{target.name}.parts"
+
+
+def deblur_clip(
+    source: Path,
+    target: Path,
+    deblurrer: Deblurrer,
+    options: VideoOptions = VideoOptions(),
+    progress: ClipProgress | None = None,
+    log: Callable[[str], None] = print,
+    name: str | None = None,
+) -> ClipReport:
+    """Deblur every frame of `source` into the video `target`, resumably (see the module's docstring). A clip
+    that cannot be used raises VideoReadError naming it (`name`, default its path); nothing is then left for it."""
+    started = time.perf_counter()
+    clip = probe_clip(source, max_pixels=options.max_pixels, name=name)
+    notes = []
+    if clip.width % 2 or clip.height % 2:
+        notes.append(f"{clip.width}x{clip.height} has an odd side: written with 4:4:4 chroma to keep its size")
+    work = work_folder(target)
+    per_segment = frames_per_segment(clip, options.segment_seconds)
+    job = _job(clip, deblurrer, options, per_segment)
+    done = _finished_segments(work, job, log)
+    resumed = min(len(done) * per_segment, clip.frames or 0)
+    on_frames = progress.clip(source.name, clip.frames, resumed) if progress else (lambda _: None)
+    writer = _Segments(clip, deblurrer, options, on_frames)
+    segments: list[Path] = []
+    frames = 0
+    try:
+        for frame in read_frames(clip):
+            frames += 1
+            index = frame.index // per_segment
+            if index == len(segments):  # the first frame of a segment
+                segments.append(work / f"{index:05d}{target.suffix}")
+                writer.close_segment()
+                if segments[-1] not in done:
+                    writer.open_segment(segments[-1])
+            writer.add(frame)
+        writer.close_segment()
+        if frames == 0:
+            raise VideoReadError(f"{clip.name}: the video stream has no frames")
+        streams = join_segments(segments, clip, target, log=log)
+    except VideoReadError:
+        writer.abandon()
+        shutil.rmtree(work, ignore_errors=True)  # a clip that cannot be used leaves nothing behind
+        raise
+    except BaseException:
+        writer.abandon()  # Ctrl-C or a failure: the finished segments stay, the one in progress goes
+        raise
+    shutil.rmtree(work, ignore_errors=True)
+    resumed = min(len(done) * per_segment, frames)
+    return ClipReport(source, target, frames, resumed, time.perf_counter() - started, streams, notes)
+
+
+class _Segments:
+    """Frames into the open segment, as many to a model call as `frames_per_call` allows: memory holds that
+    many frames, whatever the length of a segment or of the clip. Frames of finished segments are passed over."""
+
+    def __init__(self, clip: Clip, deblurrer: Deblurrer, options: VideoOptions, on_frames: Callable[[int], None]):
+        self.clip, self.deblurrer, self.options, self.on_frames = clip, deblurrer, options, on_frames
+        self.step = deblurrer.frames_per_call(clip.height, clip.width)
+        self.writer: SegmentWriter | None = None
+        self.pending: list[Frame] = []
+
+    def open_segment(self, path: Path) -> None:
+        self.writer = SegmentWriter(path, self.clip, self.options.encoding)
+
+    def add(self, frame: Frame) -> None:
+        if self.writer is None:
+            return  # in a finished segment
+        self.pending.append(frame)
+        if len(self.pending) == self.step:
+            self._deblur_pending()
+
+    def close_segment(self) -> None:
+        if self.writer is not None:
+            self._deblur_pending()
+            self.writer.close()
+            self.writer = None
+
+    def abandon(self) -> None:
+        if self.writer is not None:
+            self.writer.abandon()
+            self.writer = None
+
+    def _deblur_pending(self) -> None:
+        if not self.pending:
+            return
+        restored = self.deblurrer.many([frame.rgb for frame in self.pending])
+        for frame, image in zip(self.pending, restored, strict=True):
+            self.writer.write(image, _pts(frame, self.clip))
+        self.on_frames(len(self.pending))
+        self.pending = []
+
+
+def _pts(frame: Frame, clip: Clip) -> int:
+    if frame.pts is not None and frame.time_base == clip.time_base:
+        return frame.pts
+    seconds = frame.index / clip.rate if frame.pts is None else frame.pts * frame.time_base
+    return round(seconds / clip.time_base)
+
+
+def _job(clip: Clip, deblurrer: Deblurrer, options: VideoOptions, per_segment: int) -> dict:
+    stat = clip.path.stat()
+    return {
+        "source": {"path": str(clip.path.resolve()), "bytes": stat.st_size, "modified_ns": stat.st_mtime_ns},
+        "model": deblurrer.identity(),
+        "encoding": asdict(options.encoding),
+        "frames_per_segment": per_segment,
+    }
+
+
+def _finished_segments(work: Path, job: dict, log: Callable[[str], None]) -> set[Path]:
+    """The segments a previous run finished with the same clip and settings; other parts are cleared."""
+    manifest = work / "job.json"
+    if work.is_dir():
+        try:
+            same = json.loads(manifest.read_text()) == job
+        except (OSError, ValueError):
+            same = False
+        if same:
+            done = {path for path in work.iterdir() if path.name[:5].isdigit() and not path.name.startswith(".")}
+            if done:
+                log(f"resuming: {len(done)} finished segment(s) in {work}")
+            return done
+        log(f"{work}: made from another clip or with other settings; starting over")
+        shutil.rmtree(work)
+    work.mkdir(parents=True)
+    atomic_write_text(manifest, json.dumps(job, indent=2) + "\n")
+    return set()

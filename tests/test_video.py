@@ -1,0 +1,231 @@
+"""`deblur predict` on clips: what comes back intact, resuming after an interruption, and bad input."""
+
+import os
+import subprocess
+import sys
+import textwrap
+
+import av
+import numpy as np
+import pytest
+from helpers import make_clip, save_model
+from PIL import Image
+from typer.testing import CliRunner
+
+from deblur.cli import app
+from deblur.inference import load_deblurrer
+from deblur.video.clips import probe_clip
+from deblur.video.predict import VideoOptions, deblur_clip, work_folder
+
+
+@pytest.fixture(scope="module")
+def model(tmp_path_factory):
+    return save_model(tmp_path_factory.mktemp("run"), width=4, blocks=1, norm="instance", zero_init_output=False)
+
+
+def facts(path):
+    """What must survive deblurring: frame size, count and timestamps, rotation, streams, audio samples."""
+    with av.open(str(path)) as container:
+        frames = list(container.decode(video=0))
+        video = container.streams.video[0]
+        summary = {
+            "size": (frames[0].width, frames[0].height),
+            "pts": [frame.pts for frame in frames],
+            "time_base": video.time_base,
+            "rotation": frames[0].rotation,
+            "streams": [stream.type for stream in container.streams],
+        }
+    if "audio" in summary["streams"]:
+        with av.open(str(path)) as container:
+            summary["audio_samples"] = sum(frame.samples for frame in container.decode(audio=0))
+    return summary
+
+
+def pixels(path):
+    with av.open(str(path)) as container:
+        return [frame.to_ndarray(format="rgb24") for frame in container.decode(video=0)]
+
+
+def predict(*args):
+    return CliRunner().invoke(app, ["predict", *map(str, args), "-q"])
+
+
+def test_a_clip_comes_back_with_its_size_frames_timestamps_rotation_and_audio(model, tmp_path):
+    source = make_clip(tmp_path / "clip.mp4", frames=6, pts=[0, 3000, 9000, 12000, 21000, 24000], rotation=90)
+    result = predict(source, "--model", model, "--out", tmp_path / "out")
+    assert result.exit_code == 0, result.output
+    assert "clip.mp4: 6 frames in" in result.output and "frames/s" in result.output
+    target = tmp_path / "out" / "clip.mp4"
+    assert facts(target) == facts(source)  # a variable frame rate is kept, frame by frame
+    before, after = pixels(source), pixels(target)
+    assert all(a.shape == b.shape for a, b in zip(before, after, strict=True))
+    assert any(np.abs(a.astype(int) - b).mean() > 1 for a, b in zip(before, after, strict=True))  # deblurred
+    assert sorted(os.listdir(tmp_path / "out")) == ["clip.mp4"]  # no work folder left
+
+
+def test_mkv_keeps_its_subtitles(model, tmp_path):
+    source = make_clip(tmp_path / "clip.mkv", frames=4, subtitles=True)
+    assert facts(source)["streams"] == ["video", "audio", "subtitle"]
+    assert predict(source, "--model", model, "--out", tmp_path / "out").exit_code == 0
+    assert facts(tmp_path / "out" / "clip.mkv") == facts(source)
+
+
+def test_frames_equal_predicts_on_the_same_frames(model, tmp_path):
+    # Odd sides: 4:4:4 chroma, so that CRF 0 loses nothing but the RGB <-> YUV rounding.
+    source = make_clip(tmp_path / "clip.mkv", frames=3, size=(49, 65), audio=False)
+    args = ["--model", model, "--out", tmp_path / "out", "--crf", "0", "--precision", "float32"]
+    assert predict(source, *args).exit_code == 0
+    deblurrer = load_deblurrer(model, precision="float32")
+    for frame, written in zip(pixels(source), pixels(tmp_path / "out" / "clip.mkv"), strict=True):
+        expected = np.round(np.clip(deblurrer(frame / 255.0), 0, 1) * 255)
+        assert np.abs(written.astype(float) - expected).mean() < 2
+
+
+def test_odd_sides_keep_their_size(model, tmp_path):
+    source = make_clip(tmp_path / "odd.mp4", frames=3, size=(49, 65), audio=False)
+    result = predict(source, "--model", model, "--out", tmp_path / "out")
+    assert result.exit_code == 0, result.output
+    assert "odd side" in result.output
+    assert facts(tmp_path / "out" / "odd.mp4")["size"] == (65, 49)
+
+
+class Interrupting:
+    """A Deblurrer whose batches raise KeyboardInterrupt (Ctrl-C) after `calls` of them (small frames: a batch is
+    a whole segment)."""
+
+    def __init__(self, deblurrer, calls):
+        self.deblurrer, self.calls = deblurrer, calls
+
+    def __getattr__(self, name):
+        return getattr(self.deblurrer, name)
+
+    def many(self, images):
+        self.calls -= 1
+        if self.calls < 0:
+            raise KeyboardInterrupt
+        return self.deblurrer.many(images)
+
+
+def test_an_interrupted_clip_resumes_and_equals_an_uninterrupted_run(model, tmp_path):
+    source = make_clip(tmp_path / "clip.mp4", frames=12, fps=10)
+    deblurrer = load_deblurrer(model, precision="float32")
+    options = VideoOptions(segment_seconds=0.3)  # segments of 3 frames: 4 of them
+    whole = deblur_clip(source, tmp_path / "whole" / "clip.mp4", deblurrer, options, log=lambda _: None)
+    assert whole.frames == 12 and whole.resumed_frames == 0
+    target = tmp_path / "resumed" / "clip.mp4"
+    with pytest.raises(KeyboardInterrupt):
+        deblur_clip(source, target, Interrupting(deblurrer, calls=2), options, log=lambda _: None)
+    assert not target.exists()  # nothing under the final name
+    parts = sorted(path.name for path in work_folder(target).iterdir())
+    assert parts == ["00000.mp4", "00001.mp4", "job.json"]  # finished segments kept, the half one removed
+    messages = []
+    report = deblur_clip(source, target, deblurrer, options, log=messages.append)
+    assert report.resumed_frames == 6 and any("resuming: 2 finished segment(s)" in m for m in messages)
+    assert target.read_bytes() == (tmp_path / "whole" / "clip.mp4").read_bytes()
+    assert not work_folder(target).exists()
+
+
+def test_other_settings_start_over(model, tmp_path):
+    source = make_clip(tmp_path / "clip.mp4", frames=6, fps=10)
+    target = tmp_path / "out" / "clip.mp4"
+    options = VideoOptions(segment_seconds=0.3)
+    with pytest.raises(KeyboardInterrupt):
+        deblur_clip(source, target, Interrupting(load_deblurrer(model), calls=1), options, log=lambda _: None)
+    messages = []
+    stronger = load_deblurrer(model, strength=0.5)
+    report = deblur_clip(source, target, stronger, options, log=messages.append)
+    assert report.resumed_frames == 0 and any("starting over" in m for m in messages)
+
+
+def test_a_killed_run_resumes(model, tmp_path):
+    """SIGKILL mid-clip, as a reboot would: the same call again finishes it."""
+    source = make_clip(tmp_path / "clip.mp4", frames=30, fps=10)
+    target = tmp_path / "out" / "clip.mp4"
+    script = textwrap.dedent(
+        f"""
+        import os, signal
+        from pathlib import Path
+        from deblur.inference import load_deblurrer
+        from deblur.video.predict import VideoOptions, deblur_clip
+        deblurrer = load_deblurrer({str(model)!r})
+        calls = []
+        many = deblurrer.many
+        def dying(images):
+            calls.append(1)
+            if len(calls) == 3 and os.environ.get("DIE"):
+                os.kill(os.getpid(), signal.SIGKILL)
+            return many(images)
+        deblurrer.many = dying
+        report = deblur_clip(Path({str(source)!r}), Path({str(target)!r}), deblurrer, VideoOptions(segment_seconds=0.5))
+        print("resumed", report.resumed_frames, "of", report.frames)
+        """
+    )
+    died = subprocess.run([sys.executable, "-c", script], env={**os.environ, "DIE": "1"}, capture_output=True)
+    assert died.returncode == -9 and not target.exists()
+    finished = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert finished.returncode == 0, finished.stderr
+    assert "resumed 10 of 30" in finished.stdout
+    assert facts(target) == facts(source)
+
+
+def write_bad_inputs(folder):
+    folder.mkdir()
+    (folder / "text.mp4").write_text("not a video at all\n")
+    good = make_clip(folder / "good.mp4", frames=40)
+    (folder / "truncated.mp4").write_bytes(good.read_bytes()[: good.stat().st_size // 2])
+    with av.open(str(folder / "sound.m4a"), "w") as out:  # audio only
+        stream = out.add_stream("aac", rate=48000)
+        frame = av.AudioFrame.from_ndarray(np.zeros((1, 1024), np.float32), format="fltp", layout="mono")
+        frame.sample_rate, frame.pts = 48000, 0
+        out.mux(stream.encode(frame))
+        out.mux(stream.encode())
+    with av.open(str(folder / "empty.mp4"), "w") as out:  # a video track with no frames (FFmpeg then shows none)
+        stream = out.add_stream("libx264", rate=30)
+        stream.width, stream.height = 64, 48
+        out.start_encoding()  # the header, with no frame after it
+    Image.fromarray(np.full((32, 32, 3), 128, np.uint8)).save(folder / "photo.png")
+    return good
+
+
+@pytest.mark.parametrize(
+    "name, reason",
+    [
+        ("text.mp4", "text.mp4: not a readable video"),
+        ("sound.m4a", "sound.m4a: no video stream"),
+        ("empty.mp4", "empty.mp4: no video stream"),
+        ("truncated.mp4", "truncated.mp4: "),
+    ],
+)
+def test_bad_clips_get_one_line_and_the_others_go_on(model, tmp_path, name, reason):
+    write_bad_inputs(tmp_path / "in")
+    out = tmp_path / "out"
+    result = predict(
+        tmp_path / "in" / name,
+        tmp_path / "in" / "good.mp4",
+        tmp_path / "in" / "photo.png",
+        "--model",
+        model,
+        "--out",
+        out,
+    )
+    assert result.exit_code == 1
+    failed = [line for line in result.output.splitlines() if line.startswith("failed:")]
+    assert len(failed) == 1 and reason in failed[0], result.output
+    assert sorted(os.listdir(out)) == ["good.mp4", "photo.png"]  # nothing for the bad one, no work folder
+
+
+def test_a_clip_over_the_pixel_limit(model, tmp_path):
+    source = make_clip(tmp_path / "clip.mp4", frames=2)
+    result = predict(source, "--model", model, "--out", tmp_path / "out", "--max-pixels", "1000")
+    assert result.exit_code == 1 and "64x48 = 3,072 pixels a frame, over the limit of 1,000" in result.output
+    assert not (tmp_path / "out").exists() or os.listdir(tmp_path / "out") == []
+
+
+def test_clips_are_known_by_content_and_found_in_folders(model, tmp_path):
+    folder = tmp_path / "in"
+    folder.mkdir()
+    make_clip(folder / "a.mov", frames=2, audio=False)
+    make_clip(folder / "clip.mp4", frames=2, audio=False).rename(folder / "nameless")  # only its content says so
+    assert probe_clip(folder / "nameless").frames == 2
+    assert predict(folder, folder / "nameless", "--model", model, "--out", tmp_path / "out").exit_code == 0
+    assert sorted(os.listdir(tmp_path / "out")) == ["a.mov", "nameless.mp4"]

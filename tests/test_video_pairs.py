@@ -1,0 +1,91 @@
+"""`deblur data from-video`: GOPRO's recipe on a clip, and the fine-tuning workflow end to end."""
+
+import os
+
+import av
+import numpy as np
+import pytest
+from helpers import make_clip
+from PIL import Image
+from typer.testing import CliRunner
+
+from deblur.cli import app
+from deblur.errors import OutputExistsError
+from deblur.video.pairs import GAMMA, WindowRecipe, pairs_from_video
+
+
+def frames_of(path):
+    with av.open(str(path)) as container:
+        return [frame.to_ndarray(format="rgb24") for frame in container.decode(video=0)]
+
+
+def test_blurry_is_the_linear_light_mean_and_sharp_the_middle_frame(tmp_path):
+    folder = tmp_path / "frames"
+    folder.mkdir()
+    rng = np.random.default_rng(0)
+    frames = [rng.integers(0, 256, (16, 20, 3), dtype=np.uint8) for _ in range(14)]
+    for index, frame in enumerate(frames):
+        Image.fromarray(frame).save(folder / f"{index:03d}.png")
+    recipe = WindowRecipe(min_frames=7, max_frames=7, val_fraction=0)
+    report = pairs_from_video(folder, tmp_path / "pairs", recipe, fps=240, progress=False, log=lambda _: None)
+    assert (report.train_pairs, report.val_pairs, report.frames) == (2, 0, 14)
+    for index in range(2):
+        window = np.stack(frames[7 * index : 7 * index + 7]).astype(np.float64) / 255
+        expected = np.round(np.mean(window**GAMMA, axis=0) ** (1 / GAMMA) * 255)
+        pair = tmp_path / "pairs" / "train" / "frames"
+        blurry = np.asarray(Image.open(pair / "blur" / f"{index:05d}.png"))
+        assert np.abs(blurry - expected).max() <= 1
+        assert np.array_equal(np.asarray(Image.open(pair / "sharp" / f"{index:05d}.png")), frames[7 * index + 3])
+
+
+def test_still_windows_are_skipped_and_the_last_windows_held_out_by_time(tmp_path):
+    folder = tmp_path / "frames"
+    folder.mkdir()
+    still = np.full((16, 20, 3), 100, np.uint8)
+    rng = np.random.default_rng(1)
+    for index in range(7 * 12):
+        moving = index >= 7 * 2  # the first two windows do not move
+        frame = rng.integers(0, 256, still.shape, dtype=np.uint8) if moving else still
+        Image.fromarray(frame).save(folder / f"{index:03d}.png")
+    recipe = WindowRecipe(min_frames=7, max_frames=7, val_fraction=0.2)
+    report = pairs_from_video(folder, tmp_path / "pairs", recipe, fps=240, progress=False, log=lambda _: None)
+    assert report.skipped_still == 2
+    assert (report.train_pairs, report.val_pairs) == (7, 2)  # 10 moving windows: 7, one left out, 2 held out
+    assert "2 window(s) with almost no motion skipped" in report.summary()
+
+
+def test_a_low_frame_rate_warns_of_ghosts(tmp_path):
+    clip = make_clip(tmp_path / "clip.mp4", frames=30, fps=30, audio=False)
+    messages = []
+    report = pairs_from_video(clip, tmp_path / "pairs", progress=False, log=messages.append)
+    assert any("30 fps is below about 120" in m and "ghosts" in m for m in messages)
+    assert report.warnings and report.fps == 30
+
+
+def test_an_existing_folder_is_never_written_into(tmp_path):
+    clip = make_clip(tmp_path / "clip.mp4", frames=14, fps=240, audio=False)
+    (tmp_path / "pairs").mkdir()
+    with pytest.raises(OutputExistsError):
+        pairs_from_video(clip, tmp_path / "pairs", progress=False, log=lambda _: None)
+    assert os.listdir(tmp_path / "pairs") == []
+
+
+@pytest.mark.slow
+def test_fine_tuning_on_pairs_from_a_slow_motion_clip(tmp_path, monkeypatch):
+    """The docs' workflow: pairs from a clip, fine-tune the shipped model on them, deblur a clip with the result."""
+    monkeypatch.chdir(tmp_path)
+    make_clip(tmp_path / "slowmo.mp4", frames=120, fps=240, size=(96, 128), audio=False)
+    make_clip(tmp_path / "clip.mp4", frames=4, size=(96, 128))
+    runner = CliRunner()
+    made = runner.invoke(app, ["data", "from-video", "slowmo.mp4", "--out", "my-pairs", "-q"])
+    assert made.exit_code == 0, made.output
+    assert "pairs (" in made.output and runner.invoke(app, ["data", "check", "my-pairs", "-q"]).exit_code == 0
+    trained = runner.invoke(
+        app,
+        ["train", "--init", "pretrained", "--data", "my-pairs", "--out", "runs/mine", "-q"]
+        + ["--epochs", "1", "--steps-per-epoch", "2", "--patch-size", "64", "--batch-size", "2"],
+    )
+    assert trained.exit_code == 0, trained.output
+    deblurred = runner.invoke(app, ["predict", "clip.mp4", "--model", "runs/mine/model.keras", "-q"])
+    assert deblurred.exit_code == 0, deblurred.output
+    assert len(frames_of(tmp_path / "deblurred" / "clip.mp4")) == 4
