@@ -85,7 +85,7 @@ def test_a_clip_job_from_upload_to_download_and_delete(model, tmp_path):
         assert sorted(p.name for p in folder.iterdir()) == ["result.mp4"]  # upload and segments gone
         assert client.delete(f"/v1/jobs/{job['id']}").json()["was"] == "done"
         assert not folder.exists() and client.get(f"/v1/jobs/{job['id']}").status_code == 404
-    assert not jobs.root.exists()  # nothing left at shutdown
+    assert not jobs._root.exists()  # nothing left at shutdown
 
 
 def test_one_job_at_a_time_photos_still_answered_and_cancel(model, tmp_path):

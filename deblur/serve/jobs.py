@@ -87,11 +87,19 @@ class VideoJobs:
         self.deblurrer = deblurrer
         self.limits = limits
         self.log = log
-        self.root = Path(tempfile.mkdtemp(prefix="deblur-jobs-"))
+        self._root: Path | None = None  # made with the first job: an app that never takes one leaves nothing
         self.jobs: dict[str, Job] = {}
         self._lock = threading.Lock()
         self._thread: threading.Thread | None = None
         self._closing = False
+
+    @property
+    def root(self) -> Path:
+        """The private folder every job's files are in."""
+        with self._lock:
+            if self._root is None:
+                self._root = Path(tempfile.mkdtemp(prefix="deblur-jobs-"))
+            return self._root
 
     def new_folder(self) -> Path:
         """A private folder for one upload; the caller hands it to `submit`, or removes it."""
@@ -194,5 +202,6 @@ class VideoJobs:
             job.cancel.set()
         if self._thread is not None:
             self._thread.join(timeout=120)
-        with contextlib.suppress(OSError):
-            shutil.rmtree(self.root)
+        if self._root is not None:
+            with contextlib.suppress(OSError):
+                shutil.rmtree(self._root)
