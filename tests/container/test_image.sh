@@ -22,6 +22,8 @@ echo "image: buildah bud with the defaults but BASE_IMAGE"
 build() { buildah bud --isolation chroot "${storage[@]}" --build-arg BASE_IMAGE=deblur-base:bookworm -t "$image" \
     -f Dockerfile . > /tmp/deblur-image-build.log 2>&1 || { tail -30 /tmp/deblur-image-build.log; fail "build"; }; }
 timed build
+# The image this replaced is left untagged: remove it (and any build stage), so runs do not fill the disk.
+buildah "${storage[@]}" rmi --prune > /dev/null 2>&1 || true
 "${podman[@]}" image inspect "$image" --format 'size: {{.Size}} bytes' 
 
 work=$(mktemp -d)
