@@ -50,6 +50,8 @@ VARIANTS = [  # label, name of the export, request options, runner options
     ("LiteRT, int8 weights", "int8.tflite", {"fmt": "litert", "quantize": "int8"}, {}),
     ("ONNX Runtime, float32", "model.onnx", {"fmt": "onnx"}, {}),
     ("ONNX Runtime, int8 residual blocks", "int8.onnx", {"fmt": "onnx", "quantize": "int8"}, {}),
+    ("OpenVINO, f32", "model.xml", {"fmt": "openvino"}, {"precision": "f32"}),
+    ("OpenVINO, bf16 hint", "model.xml", {"fmt": "openvino"}, {"precision": "bf16"}),
 ]
 
 

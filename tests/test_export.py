@@ -79,6 +79,52 @@ def test_float_formats_match_predict(model, photo, predicted, tmp_path, name, op
 
 
 @pytest.mark.slow
+def test_openvino_ir_runs_without_deblur_and_matches_predict(model, photo, predicted, tmp_path):
+    out = tmp_path / "ir" / "deblur.xml"
+    result = export(model, out, "--format", "openvino")
+    assert result.exit_code == 0, result.output
+    assert sorted(p.name for p in out.parent.iterdir()) == ["deblur.bin", "deblur.xml"]  # no temporary left
+    np.save(tmp_path / "photo.npy", read(photo)[None])
+    # A process that does not import deblur, as a deployment has none of it; f32 and bf16 precision hints.
+    script = textwrap.dedent(
+        f"""
+        import sys, numpy as np, openvino
+        compiled = {{hint: openvino.Core().compile_model({str(out)!r}, "CPU", {{"INFERENCE_PRECISION_HINT": hint}})
+                    for hint in ("f32", "bf16")}}
+        photo = np.load({str(tmp_path / "photo.npy")!r})
+        for hint, model in compiled.items():
+            np.save({str(tmp_path)!r} + f"/{{hint}}.npy", model(photo)[0][0])
+        print("deblur imported:", any(name.split(".")[0] == "deblur" for name in sys.modules))
+        """
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "deblur imported: False" in done.stdout
+    assert psnr(np.load(tmp_path / "f32.npy"), predicted[1]) >= 80
+    assert psnr(np.load(tmp_path / "bf16.npy"), predicted[1]) >= 30  # random weights: bfloat16 errors grow
+    again = export(model, out, "--format", "openvino")
+    assert again.exit_code == 1 and "exists; allow overwriting" in again.output
+
+
+@pytest.mark.slow
+def test_the_shipped_model_in_openvino_bfloat16_agrees_with_predict(photo, tmp_path):
+    from deblur.paths import shipped_model
+
+    out = tmp_path / "deblur.xml"
+    assert export(shipped_model(), out, "--format", "openvino").exit_code == 0
+    image = read(photo)
+    expected = load_deblurrer(shipped_model(), precision="float32")(image)
+    assert psnr(exported_runner(out, precision="bf16")(image), expected) >= 45
+
+
+def test_an_existing_openvino_bin_is_not_replaced(model, tmp_path):
+    (tmp_path / "m.bin").write_bytes(b"the user's weights")
+    line = one_error_line(export(model, tmp_path / "m.xml", "--format", "openvino"))
+    assert "m.bin exists; allow overwriting to replace it" in line
+    assert (tmp_path / "m.bin").read_bytes() == b"the user's weights" and not (tmp_path / "m.xml").exists()
+
+
+@pytest.mark.slow
 def test_savedmodel_signatures_match_predict(model, photo, predicted, tmp_path):
     out = tmp_path / "serving" / "deblur" / "1"
     result = export(model, out, "--format", "savedmodel")
@@ -183,10 +229,12 @@ def test_unknown_format(model, tmp_path):
     # as it refuses every unknown choice, before anything runs.
     with pytest.raises(SettingError) as caught:
         ExportRequest(fmt="tflite", out=tmp_path / "m.pb")
-    assert "format must be one of savedmodel, litert, onnx; got 'tflite'" in str(caught.value)
+    assert "format must be one of savedmodel, litert, onnx, openvino; got 'tflite'" in str(caught.value)
     assert caught.value.settings == ("format",)
     result = export(model, tmp_path / "m.pb", "--format", "tflite")
-    assert result.exit_code == 2 and "'tflite' is not one of 'savedmodel', 'litert', 'onnx'" in result.output
+    assert (
+        result.exit_code == 2 and "'tflite' is not one of 'savedmodel', 'litert', 'onnx', 'openvino'" in result.output
+    )
     assert not (tmp_path / "m.pb").exists()
 
 

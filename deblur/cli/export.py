@@ -14,11 +14,16 @@ from deblur.export.exporter import ExportFormat, Quantization  # light: the choi
 def export(
     out: Annotated[
         Path,
-        typer.Option(help="Where to write: a folder for savedmodel (e.g. serving/deblur/1), a .tflite or .onnx file."),
+        typer.Option(
+            help="Where to write: a folder for savedmodel (e.g. serving/deblur/1), a .tflite, .onnx or .xml file "
+            "(openvino: its .bin beside it)."
+        ),
     ],
     fmt: Annotated[
         ExportFormat,
-        typer.Option("--format", help="savedmodel (TF Serving), litert (.tflite) or onnx (ONNX Runtime)."),
+        typer.Option(
+            "--format", help="savedmodel (TF Serving), litert (.tflite), onnx (ONNX Runtime) or openvino (OpenVINO IR)."
+        ),
     ],
     model: Annotated[str | None, typer.Option(help=MODEL_HELP)] = None,
     float16: Annotated[bool, typer.Option("--float16", help="litert: store the weights as float16.")] = False,
@@ -32,9 +37,10 @@ def export(
     ] = None,
     overwrite: Annotated[bool, typer.Option("--overwrite", help="Replace an existing --out.")] = False,
 ) -> None:
-    """Export a model for TF Serving, LiteRT or ONNX Runtime.
+    """Export a model for TF Serving, LiteRT, ONNX Runtime or OpenVINO.
 
-    SavedModel for TF Serving, a .tflite file for LiteRT, or an .onnx file for ONNX Runtime."""
+    SavedModel for TF Serving, a .tflite file for LiteRT, an .onnx file for ONNX Runtime, or an OpenVINO IR
+    (.xml and .bin)."""
     from deblur.export.exporter import ExportRequest, export_model
 
     request = ExportRequest(

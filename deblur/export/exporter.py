@@ -10,14 +10,16 @@ from typing import Literal, get_args
 from deblur.errors import OutputExistsError, SettingError
 from deblur.files import atomic_dir, atomic_path
 
-ExportFormat = Literal["savedmodel", "litert", "onnx"]
+ExportFormat = Literal["savedmodel", "litert", "onnx", "openvino"]
 Quantization = Literal["int8"]
-SUFFIXES = {"litert": ".tflite", "onnx": ".onnx"}  # savedmodel: a folder
+SUFFIXES = {"litert": ".tflite", "onnx": ".onnx", "openvino": ".xml"}  # savedmodel: a folder; openvino: and a .bin
 RUN_HINTS = {
     "savedmodel": "tf.saved_model.load(path).signatures['serving_default'](images=uint8 NHWC batch)['images']; "
     "TF Serving: model_base_path=<folder holding it>/, version folder 1/",
     "litert": "ai_edge_litert.interpreter.Interpreter(path): resize_tensor_input to [1, H, W, 3], float32 in [0, 1]",
     "onnx": "onnxruntime.InferenceSession(path).run(None, {'blurry': float32 NHWC batch in [0, 1]})[0]",
+    "openvino": "openvino.Core().compile_model(path, 'CPU', {'INFERENCE_PRECISION_HINT': 'bf16'})(float32 NHWC "
+    "batch in [0, 1])[0] (the .bin beside it; 'f32' on CPUs without native bfloat16)",
 }
 
 
@@ -94,6 +96,9 @@ def _check_out(request: ExportRequest, model_path: Path) -> None:
     given = model_path.resolve()
     if out.resolve() in (given, given.parent) or given.is_relative_to(out.resolve()):
         raise SettingError(f"{out} would overwrite the model being exported; choose another --out", settings=("out",))
+    weights = out.with_suffix(".bin") if request.fmt == "openvino" else None
+    if weights is not None and weights.exists() and not request.overwrite:
+        raise OutputExistsError(f"{weights} exists; allow overwriting to replace it", settings=("out", "overwrite"))
     if not out.exists():
         return
     if not request.overwrite:
@@ -111,6 +116,11 @@ def _write(request: ExportRequest, model, calibration) -> None:
         with atomic_dir(request.out, replace=request.overwrite) as folder:
             folder.rmdir()  # the SavedModel writer makes the folder itself
             export_savedmodel(model, folder)
+        return
+    if request.fmt == "openvino":
+        from deblur.export.openvino import export_openvino
+
+        export_openvino(model, request.out)  # two files, each put in place whole
         return
     with atomic_path(request.out, suffix=request.out.suffix) as tmp:
         if request.fmt == "litert":
@@ -134,6 +144,8 @@ def _variant(request: ExportRequest) -> str:
 
 
 def _size(path: Path) -> int:
+    if path.suffix == ".xml" and path.with_suffix(".bin").is_file():  # OpenVINO: the weights beside it
+        return path.stat().st_size + path.with_suffix(".bin").stat().st_size
     if path.is_file():
         return path.stat().st_size
     return sum(item.stat().st_size for item in path.rglob("*") if item.is_file())

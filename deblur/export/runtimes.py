@@ -18,10 +18,12 @@ from deblur.imageio import to_uint8
 Runner = Callable[[np.ndarray], np.ndarray]
 
 
-def exported_runner(path: Path, *, threads: int | None = None, uint8: bool = False) -> Runner:
-    """A runner for a `.tflite` file (LiteRT interpreter), an `.onnx` file (ONNX Runtime) or a SavedModel folder
-    (TensorFlow; `uint8` runs its `serving_default` signature instead of `deblur_float32`). `threads`: every
-    core by default, as TensorFlow uses them (the LiteRT interpreter would otherwise pick its own)."""
+def exported_runner(path: Path, *, threads: int | None = None, uint8: bool = False, precision: str = "f32") -> Runner:
+    """A runner for a `.tflite` file (LiteRT interpreter), an `.onnx` file (ONNX Runtime), an OpenVINO `.xml`
+    (OpenVINO Runtime, compiled with `precision` as its INFERENCE_PRECISION_HINT: f32, bf16 or f16) or a
+    SavedModel folder (TensorFlow; `uint8` runs its `serving_default` signature instead of `deblur_float32`).
+    `threads`: every core by default, as TensorFlow uses them (the LiteRT interpreter would otherwise pick its
+    own)."""
     path = Path(path)
     threads = threads or os.cpu_count() or 1
     if path.is_dir():
@@ -30,7 +32,9 @@ def exported_runner(path: Path, *, threads: int | None = None, uint8: bool = Fal
         return _litert(path, threads)
     if path.suffix == ".onnx":
         return _onnx(path, threads)
-    raise SettingError(f"{path}: not a SavedModel folder, .tflite or .onnx file", settings=("model",))
+    if path.suffix == ".xml":
+        return _openvino(path, threads, precision)
+    raise SettingError(f"{path}: not a SavedModel folder, .tflite, .onnx or OpenVINO .xml file", settings=("model",))
 
 
 def _savedmodel(path: Path, uint8: bool) -> Runner:
@@ -73,3 +77,13 @@ def _onnx(path: Path, threads: int) -> Runner:
     session = onnxruntime.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
     name = session.get_inputs()[0].name
     return lambda image: session.run(None, {name: image[None].astype(np.float32)})[0][0]
+
+
+def _openvino(path: Path, threads: int, precision: str) -> Runner:
+    try:
+        import openvino
+    except ImportError:
+        raise SettingError("running an OpenVINO .xml needs OpenVINO: pip install openvino") from None
+    config = {"INFERENCE_PRECISION_HINT": precision, "INFERENCE_NUM_THREADS": threads}
+    compiled = openvino.Core().compile_model(str(path), "CPU", config)
+    return lambda image: compiled(image[None].astype(np.float32))[0][0]
