@@ -70,6 +70,30 @@ def test_mkv_keeps_its_subtitles(model, tmp_path):
     assert facts(tmp_path / "out" / "clip.mkv") == facts(source)
 
 
+def test_audio_mp4_cannot_take_as_it_is_is_reencoded(model, tmp_path):
+    """PCM from an AVI: MP4's muxer takes the stream, then fails on its packets; the audio becomes AAC."""
+    source = tmp_path / "old.avi"
+    with av.open(str(source), "w") as out:
+        video = out.add_stream("mpeg4", rate=25)
+        video.width, video.height, video.pix_fmt = 64, 48, "yuv420p"
+        sound = out.add_stream("pcm_s16le", rate=44100, layout="stereo")
+        for index in range(6):
+            frame = np.full((48, 64, 3), 40 * index, np.uint8)
+            out.mux(video.encode(av.VideoFrame.from_ndarray(frame, format="rgb24")))
+        out.mux(video.encode())
+        samples = np.random.default_rng(0).integers(-3000, 3000, (1, 2 * 11025)).astype(np.int16)
+        frame = av.AudioFrame.from_ndarray(samples, format="s16", layout="stereo")
+        frame.sample_rate, frame.pts = 44100, 0
+        out.mux(sound.encode(frame))
+        out.mux(sound.encode())
+    result = predict(source, "--model", model, "--out", tmp_path / "out")
+    assert result.exit_code == 0, result.output
+    assert "re-encoding it to AAC" in result.output
+    written = facts(tmp_path / "out" / "old.mp4")
+    assert written["streams"] == ["video", "audio"] and len(written["pts"]) == 6
+    assert abs(written["audio_samples"] - 11025) <= 2048  # the encoder's padding, at most two AAC frames
+
+
 def test_frames_equal_predicts_on_the_same_frames(model, tmp_path):
     # Odd sides: 4:4:4 chroma, so that CRF 0 loses nothing but the RGB <-> YUV rounding.
     source = make_clip(tmp_path / "clip.mkv", frames=3, size=(49, 65), audio=False)

@@ -121,10 +121,8 @@ def predict(
         typer.echo(f"wrote {path}")
     for clip in report.clips:
         resumed = f" ({clip.resumed_frames} done before)" if clip.resumed_frames else ""
-        typer.echo(
-            f"{clip.source.name}: {clip.frames} frames{resumed} in {clip.seconds:.1f} s, "
-            f"{clip.frames_per_second:.2f} frames/s"
-        )
+        speed = f", {clip.frames_per_second:.2f} frames/s" if clip.frames > clip.resumed_frames else ""
+        typer.echo(f"{clip.source.name}: {clip.frames} frames{resumed} in {clip.seconds:.1f} s{speed}")
         for note in clip.notes:
             typer.echo(f"  {note}")
     for _, error in report.failed:

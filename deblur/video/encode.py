@@ -116,55 +116,72 @@ def join_segments(segments: list[Path], clip: Clip, target: Path, log: Callable[
     """The segments' video, end to end, with the clip's audio and subtitle streams, into `target` (atomically).
 
     Streams the output container holds as they are are copied packet by packet, not re-encoded; audio it cannot
-    hold is re-encoded to AAC; subtitles it cannot hold are left out (MKV holds them all). Each is said in the
-    report, and logged.
+    hold is re-encoded to AAC; subtitles it cannot hold are left out (MKV holds them all). A muxer that accepts a
+    stream and then fails on its packets (PCM from AVI into MP4, say) gets every audio stream re-encoded instead.
+    Each is said in the report, and logged.
     """
+    import av
+
+    try:
+        return _join(segments, clip, target, log, reencode_audio=False)
+    except av.FFmpegError as err:
+        log(f"copying the audio into {target.suffix} failed ({str(err)[:120]}): re-encoding it to AAC")
+        return _join(segments, clip, target, log, reencode_audio=True)
+
+
+def _join(
+    segments: list[Path], clip: Clip, target: Path, log: Callable[[str], None], *, reencode_audio: bool
+) -> JoinReport:
     import av
 
     report = JoinReport([], [], [])
     with atomic_path(target, suffix=target.suffix) as tmp, av.open(str(tmp), "w") as out:
-        sources = [av.open(str(segment)) for segment in segments]
         source = av.open(str(clip.path), metadata_errors="ignore")
         try:
-            video = out.add_stream_from_template(sources[0].streams.video[0])
+            with av.open(str(segments[0])) as first:
+                video = out.add_stream_from_template(first.streams.video[0])
             supported = out.supported_codecs
             carried = []  # (input stream, output stream, whether it is re-encoded)
             for stream in [*source.streams.audio, *source.streams.subtitles]:
                 codec = stream.codec_context.name if stream.codec_context else stream.codec.name
                 label = f"{stream.type} {stream.index} ({codec})"
-                if codec in supported:
+                if codec in supported and not (reencode_audio and stream.type == "audio"):
                     carried.append((stream, out.add_stream_from_template(stream), False))
                     report.copied.append(label)
                 elif stream.type == "audio":
                     encoder = out.add_stream("aac", rate=stream.codec_context.sample_rate or 48000)
                     carried.append((stream, encoder, True))
-                    report.reencoded.append(f"{label} -> aac ({target.suffix} cannot hold {codec})")
+                    why = "copying it failed" if codec in supported else f"{target.suffix} cannot hold {codec}"
+                    report.reencoded.append(f"{label} -> aac ({why})")
                 else:
                     report.dropped.append(f"{label}: {target.suffix} cannot hold {codec} subtitles")
             for line in report.reencoded:
                 log(f"re-encoded {line}")
             for line in report.dropped:
-                log(f"left out {line}; write MKV to keep it")
-            packets = [_video_packets(sources, video), _carried_packets(source, carried)]
+                log(f"left out {line} (an .mkv clip keeps its subtitles)")
+            packets = [_video_packets(segments, video), _carried_packets(source, carried)]
             for _, packet in heapq.merge(*packets, key=lambda item: item[0]):
                 out.mux(packet)
             for _, output, reencode in carried:
                 if reencode:
                     out.mux(output.encode())
         finally:
-            for container in [*sources, source]:
-                container.close()
+            source.close()
     return report
 
 
-def _video_packets(sources, video) -> Iterator[tuple[float, object]]:
-    for container in sources:
-        stream = container.streams.video[0]
-        for packet in container.demux(stream):
-            if packet.dts is None and packet.pts is None:
-                continue  # the demuxer's empty flush packet
-            packet.stream = video
-            yield _seconds(packet, stream.time_base), packet
+def _video_packets(segments: list[Path], video) -> Iterator[tuple[float, object]]:
+    """The segments' packets end to end, one segment file open at a time (an hour is 1800 of them)."""
+    import av
+
+    for segment in segments:
+        with av.open(str(segment)) as container:
+            stream = container.streams.video[0]
+            for packet in container.demux(stream):
+                if packet.dts is None and packet.pts is None:
+                    continue  # the demuxer's empty flush packet
+                packet.stream = video
+                yield _seconds(packet, stream.time_base), packet
 
 
 def _carried_packets(source, carried) -> Iterator[tuple[float, object]]:
