@@ -66,6 +66,12 @@ def atomic_dir(final: str | Path, *, replace: bool = False) -> Iterator[Path]:
         shutil.rmtree(tmp, ignore_errors=True)
 
 
+def safe_file_name(name: str) -> str:
+    """`name` with anything but letters, digits, "-", "_" and "." replaced by "_", at most 100 characters: safe
+    in a header's filename and on any file system."""
+    return "".join(c if c.isalnum() or c in "-_." else "_" for c in name)[:100]
+
+
 def _umask() -> int:
     mask = os.umask(0)
     os.umask(mask)

@@ -18,6 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from deblur.files import safe_file_name
 from deblur.inference import Deblurrer
 from deblur.serve.limits import Limits
 from deblur.serve.work import Busy
@@ -76,7 +77,7 @@ class Job:
 
     @property
     def download_name(self) -> str:
-        stem = "".join(c if c.isalnum() or c in "-_." else "_" for c in Path(self.name).stem)[:100] or "clip"
+        stem = safe_file_name(Path(self.name).stem) or "clip"
         return f"{stem}-deblurred{self.target.suffix}"
 
 
@@ -173,13 +174,11 @@ class VideoJobs:
             self.log(f"video job {job.id} failed: {job.error}")
         finally:
             job.finished = time.monotonic()
-            # The upload and the segments go now; the result stays until the job is deleted.
-            if job.state != "done":
-                shutil.rmtree(job.folder, ignore_errors=True)
+            # The upload goes now (deblur_clip removed its segments); the result stays until the job is deleted.
+            if job.state == "done":
+                job.clip.path.unlink(missing_ok=True)
             else:
-                for path in job.folder.iterdir():
-                    if path != job.target:
-                        shutil.rmtree(path, ignore_errors=True) if path.is_dir() else path.unlink(missing_ok=True)
+                shutil.rmtree(job.folder, ignore_errors=True)
 
     def delete(self, job_id: str) -> Job | None:
         """Cancel the job if it runs, and remove it and its files; None if there is no such job."""

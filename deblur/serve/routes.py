@@ -10,6 +10,7 @@ from typing import Annotated, Any, Literal
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import JSONResponse, Response
 
+from deblur.files import safe_file_name
 from deblur.imageio import ImageReadError, NotAnImageError
 from deblur.serve.service import DeblurService
 from deblur.serve.work import Busy, ClientGone
@@ -109,7 +110,7 @@ async def deblur(
         return error(500, f"deblurring {name} failed: {type(err).__name__}: {err}")
     stem = name.rsplit(".", 1)[0] or "photo"
     headers = {
-        "Content-Disposition": f'inline; filename="{_safe(stem)}-deblurred.{fmt}"',
+        "Content-Disposition": f'inline; filename="{safe_file_name(stem)}-deblurred.{fmt}"',
         "X-Deblur-Seconds": f"{result.seconds:.3f}",
     }
     return Response(result.body, media_type=result.media_type, headers=headers)
@@ -125,10 +126,6 @@ async def _read_photo(request: Request) -> tuple[bytes | None, str]:
             return await upload.read(), upload.filename or "upload"
     body = await request.body()
     return (body or None), "upload"
-
-
-def _safe(name: str) -> str:
-    return "".join(c if c.isalnum() or c in "-_." else "_" for c in name)[:100]
 
 
 @router.get("/v1/model", summary="The model this server runs")

@@ -56,7 +56,7 @@ class Encoding:
         return DEFAULT_CRF[self.codec] if self.crf is None else self.crf
 
 
-def pixel_format(codec: Codec, width: int, height: int) -> str:
+def pixel_format(width: int, height: int) -> str:
     """yuv420p plays everywhere but needs even sides; an odd side keeps its size with 4:4:4 chroma instead (H.264
     High 4:4:4 and the others' equivalents: fewer players, but no pixel is cropped or added)."""
     return "yuv420p" if width % 2 == 0 and height % 2 == 0 else "yuv444p"
@@ -77,7 +77,7 @@ class SegmentWriter:
             options.update({"b:v": "0", "row-mt": "1"})
         self._stream = self._container.add_stream(encoder, rate=clip.rate, options=options)
         self._stream.width, self._stream.height = clip.width, clip.height
-        self._stream.pix_fmt = pixel_format(encoding.codec, clip.width, clip.height)
+        self._stream.pix_fmt = pixel_format(clip.width, clip.height)
         self._stream.time_base = clip.time_base
         self._stream.codec_context.time_base = clip.time_base
         if clip.rotation:

@@ -108,6 +108,8 @@ def pairs_from_video(
 ) -> VideoPairsReport:
     """Make the pairs of `source` (a clip or a folder of frames) in the new folder `out` (see the module's
     docstring); `out` appears complete or not at all."""
+    from deblur.losses import image_psnr  # Keras: loaded when pairs are made, not with the CLI
+
     source, out = Path(source), Path(out)
     if out.exists():
         raise OutputExistsError(f"{out} already exists: choose a new folder for the pairs", settings=("out",))
@@ -136,7 +138,7 @@ def pairs_from_video(
                 report.skipped_still += 1
                 continue
             report.motion.append(motion)
-            report.blur_psnr.append(_psnr(sharp, blurry))
+            report.blur_psnr.append(image_psnr(sharp / 255.0, blurry / 255.0))
             windows.append((blurry, sharp))
     finally:
         bar.close()
@@ -182,8 +184,3 @@ def _windows(
             yield blurry, middle, motion, size
             size = int(rng.choice(sizes))
             total, first, middle, taken = None, None, None, 0
-
-
-def _psnr(sharp: np.ndarray, blurry: np.ndarray) -> float:
-    mse = float(np.mean((sharp.astype(np.float64) - blurry.astype(np.float64)) ** 2)) / 255.0**2
-    return 100.0 if mse == 0 else float(10 * np.log10(1 / mse))
