@@ -17,6 +17,7 @@ from deblur.errors import DeblurError, SettingError
 from deblur.imageio import ImageReadError, read_photo, write_photo
 from deblur.model import MIN_SIDE
 from deblur.paths import ModelChoice, choose_model
+from deblur.runtime import DEFAULT_RUNTIME, choose_runtime
 from deblur.strength import DEFAULT_STRENGTH, blend, check_strength
 from deblur.tiling import (
     CALL_PIXELS,
@@ -61,10 +62,13 @@ class Deblurrer:
     ensemble: int = 1  # mirrored and turned copies of the image, deblurred and averaged (ENSEMBLES)
     strength: float = DEFAULT_STRENGTH  # how much of the model's change to keep (deblur.strength)
     model_file: Path | None = None  # where the weights came from, when loaded from a file
+    # What runs the model on an NHWC batch (`deblur.runtime`): None is TensorFlow, the Keras model itself.
+    runner: Callable[[np.ndarray], np.ndarray] | None = None
+    runtime: str = "tensorflow"  # the runner's name, for the log line and the identity
 
     def __post_init__(self) -> None:
         # A compiled predict function: several times less memory than calling the model op by op, and faster.
-        if self.model is not None:
+        if self.model is not None and self.runner is None:
             self.model.compile(jit_compile=False)  # XLA was about 2x slower on CPUs
         if self.tile < 8 * GRID or self.tile % GRID:
             raise SettingError(
@@ -95,7 +99,7 @@ class Deblurrer:
         """How it runs, for the log line of predict and evaluate: the precision, and the ensemble if any."""
         copies = f", each image averaged over {self.ensemble} mirrored/turned copies" if self.ensemble > 1 else ""
         strength = f", strength {100 * self.strength:.0f}%" if self.strength != DEFAULT_STRENGTH else ""
-        return self.precision + copies + strength
+        return f"{self.precision} on {self.runtime}" + copies + strength
 
     def calls(self, height: int, width: int, ensemble: int | None = None) -> int:
         """How many tiles deblurring a `height` x `width` image runs, over all the copies of the ensemble."""
@@ -110,6 +114,7 @@ class Deblurrer:
             "model_bytes": stat.st_size if stat else None,
             "model_modified_ns": stat.st_mtime_ns if stat else None,
             "precision": self.precision,
+            "runtime": self.runtime,
             "tile": self.tile,
             "overlap": self.overlap,
             "call_pixels": self.call_pixels,
@@ -129,7 +134,7 @@ class Deblurrer:
             return [self(image) for image in images]
         batch = np.stack([np.asarray(image, dtype=np.float32) for image in images])
         check_min_side(batch.shape[2], batch.shape[1], "the image")
-        restored = np.asarray(self.model.predict_on_batch(batch), dtype=np.float32)
+        restored = np.asarray(self.run(batch), dtype=np.float32)
         return [blend(image, out, self.strength) for image, out in zip(batch, restored, strict=True)]
 
     def __call__(
@@ -158,11 +163,15 @@ class Deblurrer:
         total /= copies
         return blend(image, total, strength)
 
+    def run(self, batch: np.ndarray) -> np.ndarray:
+        """The model on one NHWC batch, in this Deblurrer's runtime."""
+        return self.runner(batch) if self.runner is not None else self.model.predict_on_batch(batch)
+
     def _restore(self, image: np.ndarray, on_tiles: Callable[[int], None] | None) -> np.ndarray:
         height, width = image.shape[:2]
         tiles = self.tiles(height, width)
         if len(tiles) == 1:
-            result = np.asarray(self.model.predict_on_batch(image[None]))[0]
+            result = np.asarray(self.run(image[None]))[0]
             if on_tiles:
                 on_tiles(1)
             return result
@@ -174,7 +183,7 @@ class Deblurrer:
         for first in range(0, len(tiles), per_call):
             chunk = tiles[first : first + per_call]
             batch = np.stack([mirror_to(image[t : t + tile_h, x : x + tile_w], tile_h, tile_w) for t, x, _, _ in chunk])
-            restored = np.asarray(self.model.predict_on_batch(batch))
+            restored = np.asarray(self.run(batch))
             for (top, left, _, _), piece in zip(chunk, restored, strict=True):
                 # Edge tiles reach past the image by up to GRID - 1 mirrored pixels: keep only the image part.
                 h, w = min(tile_h, height - top), min(tile_w, width - left)
@@ -194,6 +203,8 @@ def load_deblurrer(
     overlap: int = DEFAULT_OVERLAP,
     ensemble: int = 1,
     strength: float = DEFAULT_STRENGTH,
+    runtime: str = "tensorflow",
+    log: Callable[[str], None] = print,
 ) -> Deblurrer:
     """Load a `model.keras` written by `deblur train` (with `safe_mode=True`).
 
@@ -201,9 +212,14 @@ def load_deblurrer(
     "auto" does so where the CPU has native bfloat16 and that file is there, and uses float32 otherwise.
     On the demo model bfloat16 changed validation PSNR by less than 0.001 dB (benchmarks/predict_speed.py).
     `ensemble` > 1 averages that many mirrored/turned copies of each image (TURNS), at that many times the time.
+    `runtime` "openvino" runs the model in OpenVINO Runtime (`deblur.runtime.openvino`; the first use of a model
+    file converts it, saying so through `log`); there "auto" precision is bfloat16 wherever the CPU has it, as
+    OpenVINO needs no config.yaml for it.
     """
     check_ensemble(ensemble)  # before the slow part
     check_strength(strength)
+    if runtime not in ("tensorflow", "openvino"):
+        raise SettingError(f"runtime must be tensorflow or openvino here; got {runtime!r}", settings=("runtime",))
     path = Path(path)
     if not path.is_file():
         raise ModelLoadError(f"model file {path} not found")
@@ -220,6 +236,26 @@ def load_deblurrer(
         or tuple(model.outputs[0].shape[1:]) != (None, None, 3)
     ):
         raise ModelLoadError(f"{path} is a Keras model but not a deblur model (it must map any-size RGB to RGB)")
+    if precision not in get_args(InferencePrecision):
+        choices = ", ".join(get_args(InferencePrecision))
+        raise SettingError(f"precision must be one of {choices}; got {precision!r}", settings=("precision",))
+    if runtime == "openvino":
+        from deblur.runtime.openvino import OpenVinoRunner, cached_ir
+
+        if precision == "auto":
+            precision = "bfloat16" if hardware.native_bfloat16_inference() else "float32"
+        runner = OpenVinoRunner(cached_ir(model, path, log), precision)
+        return Deblurrer(
+            model,
+            precision,
+            tile,
+            overlap,
+            ensemble=ensemble,
+            strength=strength,
+            model_file=path,
+            runner=runner,
+            runtime=f"OpenVINO {runner.version}",
+        )
     if precision == "auto":
         precision = (
             "bfloat16"
@@ -228,9 +264,6 @@ def load_deblurrer(
         )
     if precision == "bfloat16":
         model = _rebuild(model, path.parent / "config.yaml", "mixed_bfloat16")
-    elif precision != "float32":
-        choices = ", ".join(get_args(InferencePrecision))
-        raise SettingError(f"precision must be one of {choices}; got {precision!r}", settings=("precision",))
     return Deblurrer(model, precision, tile, overlap, ensemble=ensemble, strength=strength, model_file=path)
 
 
@@ -255,15 +288,27 @@ def open_deblurrer(
     overlap: int = DEFAULT_OVERLAP,
     ensemble: int = 1,
     strength: float = DEFAULT_STRENGTH,
+    runtime: str = DEFAULT_RUNTIME,
     log: Callable[[str], None] = print,
 ) -> tuple[Deblurrer, ModelChoice]:
     """The one way a command opens its model: choose it (`model` as `deblur.paths.choose_model` takes it, or a
-    choice already made), load it, and say which model runs in what."""
+    choice already made), choose the runtime (`deblur.runtime.choose_runtime`), load it, and say which model runs
+    in what."""
     chosen = model if isinstance(model, ModelChoice) else choose_model(model)
+    runtime, hint = choose_runtime(runtime)
     deblurrer = load_deblurrer(
-        chosen.path, precision=precision, tile=tile, overlap=overlap, ensemble=ensemble, strength=strength
+        chosen.path,
+        precision=precision,
+        tile=tile,
+        overlap=overlap,
+        ensemble=ensemble,
+        strength=strength,
+        runtime=runtime,
+        log=log,
     )
     log(f"model: {chosen.description}, in {deblurrer.settings}")
+    if hint:
+        log(hint)
     return deblurrer, chosen
 
 

@@ -26,6 +26,7 @@ from deblur.imageio import (
     write_photo,
 )
 from deblur.inference import Deblurrer, check_min_side, open_deblurrer
+from deblur.runtime import DEFAULT_RUNTIME
 from deblur.strength import DEFAULT_STRENGTH
 from deblur.tiling import DEFAULT_OVERLAP, DEFAULT_TILE
 from deblur.video.clips import VIDEO_SUFFIXES, is_media_file
@@ -109,6 +110,7 @@ def deblur_photos(
     overlap: int = DEFAULT_OVERLAP,
     ensemble: int = 1,
     strength: float = DEFAULT_STRENGTH,
+    runtime: str = DEFAULT_RUNTIME,
     options: PredictOptions = PredictOptions(),
     progress: Progress | None = None,
     log: Callable[[str], None] = print,
@@ -116,7 +118,14 @@ def deblur_photos(
     """`deblur predict`: choose and load the model (`model` as `deblur.paths.choose_model` takes it), say which,
     and deblur every photo and clip in `inputs` into `out_dir`."""
     deblurrer, chosen = open_deblurrer(
-        model, precision=precision, tile=tile, overlap=overlap, ensemble=ensemble, strength=strength, log=log
+        model,
+        precision=precision,
+        tile=tile,
+        overlap=overlap,
+        ensemble=ensemble,
+        strength=strength,
+        runtime=runtime,
+        log=log,
     )
     return predict_files(inputs, deblurrer, chosen.path, out_dir, options, progress, log=log)
 

@@ -9,6 +9,7 @@ import typer
 
 from deblur.cli.common import ENSEMBLE_HELP, MODEL_HELP, Quiet
 from deblur.config import EvaluationSplit, InferencePrecision
+from deblur.runtime import DEFAULT_RUNTIME, RUNTIME_HELP, Runtime
 
 
 def evaluate(
@@ -21,6 +22,7 @@ def evaluate(
     limit: Annotated[int | None, typer.Option(min=1, help="Score at most this many pairs.")] = None,
     baselines: Annotated[bool, typer.Option(help="Also score classical deblurring (slower).")] = True,
     precision: Annotated[InferencePrecision, typer.Option(help="As for predict.")] = "auto",
+    runtime: Annotated[Runtime, typer.Option(help=RUNTIME_HELP)] = DEFAULT_RUNTIME,
     ensemble: Annotated[int, typer.Option(help=ENSEMBLE_HELP)] = 1,
     overwrite: Annotated[bool, typer.Option("--overwrite", help="Replace an existing --out file.")] = False,
     quiet: Quiet = False,
@@ -37,6 +39,7 @@ def evaluate(
         split=split,
         limit=limit,
         precision=precision,
+        runtime=runtime,
         ensemble=ensemble,
         baselines=baselines,
         out=out,

@@ -11,6 +11,7 @@ from deblur.cli.common import ENSEMBLE_HELP, MODEL_HELP, STRENGTH_HELP, Quiet, p
 from deblur.config import InferencePrecision
 from deblur.console import progress_bar
 from deblur.imageio import DEFAULT_MAX_PIXELS, WriteFormat
+from deblur.runtime import DEFAULT_RUNTIME, RUNTIME_HELP, Runtime
 from deblur.strength import DEFAULT_STRENGTH, MAX_STRENGTH
 from deblur.tiling import DEFAULT_OVERLAP, DEFAULT_TILE, GRID
 from deblur.video.encode import DEFAULT_CRF, Codec, Encoding  # light: PyAV loads on use
@@ -88,6 +89,7 @@ def predict(
         InferencePrecision,
         typer.Option(help="auto: bfloat16 on CPUs with native support (needs the run's config.yaml), else float32."),
     ] = "auto",
+    runtime: Annotated[Runtime, typer.Option(help=RUNTIME_HELP)] = DEFAULT_RUNTIME,
     max_pixels: Annotated[
         int, typer.Option(min=1, help="Refuse larger images (a decompression-bomb guard).")
     ] = DEFAULT_MAX_PIXELS,
@@ -111,6 +113,7 @@ def predict(
             overlap=overlap,
             ensemble=ensemble,
             strength=percent(strength),
+            runtime=runtime,
             options=options,
             progress=bars,
             log=typer.echo,

@@ -8,6 +8,7 @@ import typer
 
 from deblur.cli.common import MODEL_HELP
 from deblur.config import InferencePrecision
+from deblur.runtime import DEFAULT_RUNTIME, RUNTIME_HELP, Runtime
 from deblur.serve.limits import Limits
 
 DEFAULTS = Limits()
@@ -20,6 +21,7 @@ def serve(
     ] = "127.0.0.1",
     port: Annotated[int, typer.Option(min=0, max=65535, help="Port to listen on (0: any free port).")] = 8000,
     precision: Annotated[InferencePrecision, typer.Option(help="As for predict.")] = "auto",
+    runtime: Annotated[Runtime, typer.Option(help=RUNTIME_HELP)] = DEFAULT_RUNTIME,
     queue: Annotated[
         int, typer.Option(min=0, help="Requests that may wait behind the one being deblurred; beyond: 503.")
     ] = DEFAULTS.waiting,
@@ -63,6 +65,7 @@ def serve(
         host=host,
         port=port,
         precision=precision,
+        runtime=runtime,
         limits=limits,
         cors_origins=origins,
         show_paths=show_paths,

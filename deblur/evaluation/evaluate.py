@@ -26,6 +26,7 @@ from deblur.files import atomic_write_text
 from deblur.inference import Deblurrer, open_deblurrer
 from deblur.losses import psnr, ssim
 from deblur.paths import choose_model
+from deblur.runtime import DEFAULT_RUNTIME
 
 SPLITS = get_args(EvaluationSplit)
 
@@ -94,6 +95,7 @@ def evaluate_model(
     split: str = "val",
     limit: int | None = None,
     precision: str = "auto",
+    runtime: str = DEFAULT_RUNTIME,
     ensemble: int = 1,
     baselines: bool = True,
     out: str | Path | None = None,
@@ -111,7 +113,7 @@ def evaluate_model(
         )
     chosen = choose_model(model)
     pairs = evaluation_pairs(data, split, limit)  # the data is checked before the slow load
-    deblurrer, _ = open_deblurrer(chosen, precision=precision, ensemble=ensemble, log=log)
+    deblurrer, _ = open_deblurrer(chosen, precision=precision, runtime=runtime, ensemble=ensemble, log=log)
     log(f"{len(pairs)} {split} pair(s) from {data}")
     report = evaluate(
         deblurrer,

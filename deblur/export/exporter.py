@@ -76,7 +76,7 @@ def export_model(
 
     chosen = choose_model(model)
     _check_out(request, chosen.path)  # before the slow load
-    keras_model = open_deblurrer(chosen, precision="float32", log=log)[0].model
+    keras_model = open_deblurrer(chosen, precision="float32", runtime="tensorflow", log=log)[0].model
     calibration = None
     if request.fmt == "onnx" and request.quantize:
         from deblur.export.calibration import calibration_patches
