@@ -29,8 +29,6 @@ from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
-from PIL import Image
-from skimage import data as skimage_data
 
 from deblur.evaluation.evaluate import evaluation_pairs
 from deblur.export.exporter import ExportRequest, export_model
@@ -41,6 +39,7 @@ from deblur.inference import load_deblurrer
 from deblur.losses import image_psnr as psnr
 from deblur.paths import choose_model
 from deblur.timings.flops import forward_flops_per_pixel, matmul_rate
+from deblur.timings.photos import sample_photo
 
 VARIANTS = [  # label, name of the export, request options, runner options
     ("SavedModel, serving_default (uint8)", "savedmodel", {"fmt": "savedmodel"}, {"uint8": True}),
@@ -111,9 +110,7 @@ def main() -> None:
     elif pairs and pairs[0][0].shape[:2] == (720, 1280):
         image = pairs[0][0]
     else:
-        image = np.asarray(
-            Image.fromarray(skimage_data.astronaut()).resize((1280, 720), Image.Resampling.BICUBIC), np.float32
-        ) / np.float32(255)
+        image = sample_photo(1280, 720)
     print(f"photo: {image.shape[1]}x{image.shape[0]}; {len(pairs)} pairs for the gain\n")
 
     rows = []

@@ -21,8 +21,6 @@ import time
 from pathlib import Path
 
 import numpy as np
-from PIL import Image
-from skimage import data as skimage_data
 
 from deblur.evaluation.evaluate import evaluation_pairs
 from deblur.export.exporter import ExportRequest, export_model
@@ -33,6 +31,7 @@ from deblur.inference import load_deblurrer, open_deblurrer
 from deblur.losses import image_psnr
 from deblur.paths import choose_model
 from deblur.timings.flops import forward_flops_per_pixel, matmul_rate
+from deblur.timings.photos import sample_photo
 
 SIZES = [(640, 360), (1280, 720), (1920, 1080)]
 
@@ -45,11 +44,6 @@ def best_seconds(run, repeats: int) -> float:
         run()
         best = min(best, time.perf_counter() - started)
     return best
-
-
-def photo(width: int, height: int) -> np.ndarray:
-    picture = Image.fromarray(skimage_data.astronaut()).resize((width, height), Image.Resampling.BICUBIC)
-    return np.asarray(picture, np.float32) / np.float32(255)
 
 
 def main() -> None:
@@ -88,7 +82,7 @@ def main() -> None:
         print("| vs TF float32 |")
         print("| --- | --- | ---: | ---: | ---: | ---: |")
         for width, height in sizes:
-            image = photo(width, height)
+            image = sample_photo(width, height)
             flops = flops_per_pixel * width * height
             rows = []
             for label, deblurrer in [*runs.items(), (f"deblur predict default ({default.settings})", default)]:

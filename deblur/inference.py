@@ -204,6 +204,7 @@ def load_deblurrer(
     ensemble: int = 1,
     strength: float = DEFAULT_STRENGTH,
     runtime: str = "tensorflow",
+    threads: int | None = None,
     log: Callable[[str], None] = print,
 ) -> Deblurrer:
     """Load a `model.keras` written by `deblur train` (with `safe_mode=True`).
@@ -214,7 +215,8 @@ def load_deblurrer(
     `ensemble` > 1 averages that many mirrored/turned copies of each image (TURNS), at that many times the time.
     `runtime` "openvino" runs the model in OpenVINO Runtime (`deblur.runtime.openvino`; the first use of a model
     file converts it, saying so through `log`); there "auto" precision is bfloat16 wherever the CPU has it, as
-    OpenVINO needs no config.yaml for it.
+    OpenVINO needs no config.yaml for it. `threads` limits OpenVINO's (TensorFlow's are set for the process, before
+    it starts: `deblur.scale.worker`).
     """
     check_ensemble(ensemble)  # before the slow part
     check_strength(strength)
@@ -244,7 +246,7 @@ def load_deblurrer(
 
         if precision == "auto":
             precision = "bfloat16" if hardware.native_bfloat16_inference() else "float32"
-        runner = OpenVinoRunner(cached_ir(model, path, log), precision)
+        runner = OpenVinoRunner(cached_ir(model, path, log), precision, threads)
         return Deblurrer(
             model,
             precision,
@@ -289,6 +291,7 @@ def open_deblurrer(
     ensemble: int = 1,
     strength: float = DEFAULT_STRENGTH,
     runtime: str = DEFAULT_RUNTIME,
+    threads: int | None = None,
     log: Callable[[str], None] = print,
 ) -> tuple[Deblurrer, ModelChoice]:
     """The one way a command opens its model: choose it (`model` as `deblur.paths.choose_model` takes it, or a
@@ -304,6 +307,7 @@ def open_deblurrer(
         ensemble=ensemble,
         strength=strength,
         runtime=runtime,
+        threads=threads,
         log=log,
     )
     log(f"model: {chosen.description}, in {deblurrer.settings}")

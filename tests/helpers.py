@@ -68,10 +68,11 @@ def make_clip(
     rotation: int = 0,
     codec: str = "libx264",
     seed: int = 0,
+    gop: int | None = None,
 ):
     """A small real clip made with PyAV: a textured picture panning a pixel a frame (H.264 by default), with
-    `pts` in 1/90000 s for a variable frame rate, a second of stereo AAC, a display rotation if asked, and (MKV
-    only) a SubRip subtitle track."""
+    `pts` in 1/90000 s for a variable frame rate, a second of stereo AAC, a display rotation if asked, (MKV only)
+    a SubRip subtitle track, and a key frame every `gop` frames if given."""
     import fractions
 
     import av
@@ -83,7 +84,7 @@ def make_clip(
     texture = np.asarray(Image.fromarray(coarse).resize((width + frames, height), Image.Resampling.BILINEAR))
     stamps = pts if pts is not None else [round(i * 90000 / fps) for i in range(frames)]
     with av.open(str(path), "w") as out:
-        video = out.add_stream(codec, rate=fps)
+        video = out.add_stream(codec, rate=fps, options={"g": str(gop)} if gop else None)
         video.width, video.height = width, height
         video.pix_fmt = "yuv420p" if width % 2 == 0 and height % 2 == 0 else "yuv444p"
         video.time_base = fractions.Fraction(1, 90000)

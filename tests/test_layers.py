@@ -20,6 +20,7 @@ FLOORS = [
     {"deblur.model", "deblur.losses", "deblur.data", "deblur.runtime"},
     {"deblur.inference", "deblur.video"},
     {"deblur.predict", "deblur.training", "deblur.evaluation", "deblur.export", "deblur.timings", "deblur.serve"},
+    {"deblur.scale"},  # predict on a distributed engine
     {"deblur.cli", "deblur.__main__"},
 ]
 

@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 
 from deblur.cli import app
 from deblur.inference import load_deblurrer
-from deblur.video.clips import probe_clip
+from deblur.video.clips import frame_times, probe_clip, read_frames
 from deblur.video.predict import VideoOptions, deblur_clip, work_folder
 
 
@@ -253,3 +253,16 @@ def test_clips_are_known_by_content_and_found_in_folders(model, tmp_path):
     assert probe_clip(folder / "nameless").frames == 2
     assert predict(folder, folder / "nameless", "--model", model, "--out", tmp_path / "out").exit_code == 0
     assert sorted(os.listdir(tmp_path / "out")) == ["a.mov", "nameless.mp4"]
+
+
+@pytest.mark.parametrize("gop", [7, None])
+def test_a_segment_read_from_its_key_frame_is_the_same_frames_as_read_from_the_start(tmp_path, gop):
+    clip = probe_clip(make_clip(tmp_path / "keys.mp4", frames=40, gop=gop, audio=False))
+    times = frame_times(clip)
+    assert len(times) == 40 and times == sorted(times)
+    every = list(read_frames(clip))
+    for first, stop in [(0, 9), (9, 18), (17, 40), (39, 40)]:
+        part = list(read_frames(clip, first, stop, times))
+        assert [f.index for f in part] == list(range(first, stop))
+        assert [f.pts for f in part] == [f.pts for f in every[first:stop]]
+        assert all(np.array_equal(a.rgb, b.rgb) for a, b in zip(part, every[first:stop], strict=True))

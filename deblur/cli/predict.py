@@ -10,8 +10,10 @@ import typer
 from deblur.cli.common import ENSEMBLE_HELP, MODEL_HELP, STRENGTH_HELP, Quiet, percent, user_message
 from deblur.config import InferencePrecision
 from deblur.console import progress_bar
+from deblur.errors import SettingError
 from deblur.imageio import DEFAULT_MAX_PIXELS, WriteFormat
 from deblur.runtime import DEFAULT_RUNTIME, RUNTIME_HELP, Runtime
+from deblur.scale import ENGINE_HELP, WORKER_CPUS, Engine
 from deblur.strength import DEFAULT_STRENGTH, MAX_STRENGTH
 from deblur.tiling import DEFAULT_OVERLAP, DEFAULT_TILE, GRID
 from deblur.video.encode import DEFAULT_CRF, Codec, Encoding  # light: PyAV loads on use
@@ -51,12 +53,20 @@ class ProgressBars:
 
 def predict(
     inputs: Annotated[
-        list[Path], typer.Argument(help="Photos, video clips and folders of them (searched recursively).")
+        list[str],
+        typer.Argument(
+            help="Photos, video clips and folders of them (searched recursively); with --engine, also URLs (s3://, "
+            "gs://) of photos and folders of them."
+        ),
     ],
     model: Annotated[str | None, typer.Option(help=MODEL_HELP)] = None,
     out: Annotated[
-        Path, typer.Option(help="Output folder; <name>.<format> per photo, <name>.mp4 (.mkv, .mov kept) per clip.")
-    ] = Path("deblurred"),
+        str,
+        typer.Option(
+            help="Output folder; <name>.<format> per photo, <name>.mp4 (.mkv, .mov kept) per clip. With --engine, "
+            "also a URL (s3://, gs://) for photos."
+        ),
+    ] = "deblurred",
     fmt: Annotated[WriteFormat, typer.Option("--format", help="Output format of photos.")] = "png",
     codec: Annotated[
         Codec, typer.Option(help="Video codec of clips: h264 plays everywhere; h265, vp9, av1 are smaller.")
@@ -93,6 +103,20 @@ def predict(
     max_pixels: Annotated[
         int, typer.Option(min=1, help="Refuse larger images (a decompression-bomb guard).")
     ] = DEFAULT_MAX_PIXELS,
+    engine: Annotated[Engine | None, typer.Option(help=ENGINE_HELP)] = None,
+    workers: Annotated[
+        int | None,
+        typer.Option(min=1, help="With --engine: worker processes, each with its model. Default: one a CPU here."),
+    ] = None,
+    worker_cpus: Annotated[
+        int, typer.Option(min=1, help="With --engine: CPUs (threads) for each worker's model.")
+    ] = WORKER_CPUS,
+    address: Annotated[
+        str | None,
+        typer.Option(
+            help="With --engine ray: the Ray cluster to run on (ray://host:10001, or auto). Default: a local Ray."
+        ),
+    ] = None,
     quiet: Quiet = False,
 ) -> None:
     """Deblur photos of any size, and video clips, with a trained model.
@@ -101,12 +125,45 @@ def predict(
     from its last finished segment when the same command is run again."""
     from deblur.predict import PredictOptions, deblur_photos
 
-    bars = ProgressBars(quiet)
-    try:
-        options = PredictOptions(fmt, overwrite, side_by_side, max_pixels, Encoding(codec, crf))
-        report = deblur_photos(
+    options = PredictOptions(fmt, overwrite, side_by_side, max_pixels, Encoding(codec, crf))
+    if engine is None and (workers is not None or address is not None or worker_cpus != WORKER_CPUS):
+        raise SettingError("--workers, --worker-cpus and --address go with --engine", settings=("engine",))
+    if engine is not None:
+        from deblur.scale.run import predict_at_scale
+
+        scaled = predict_at_scale(
             inputs,
             out,
+            engine=engine,
+            workers=workers,
+            worker_cpus=worker_cpus,
+            address=address,
+            model=model,
+            precision=precision,
+            tile=tile,
+            overlap=overlap,
+            ensemble=ensemble,
+            strength=percent(strength),
+            runtime=runtime,
+            options=options,
+            progress=not quiet,
+            log=typer.echo,
+        )
+        for location in scaled.written:
+            typer.echo(f"wrote {location}")
+        for _, reason in scaled.failed:
+            typer.secho(f"failed: {reason}", fg=typer.colors.RED, err=True)
+        if scaled.failed_list:
+            typer.echo(f"failed inputs listed in {scaled.failed_list}")
+        typer.echo(scaled.summary)
+        if scaled.failed:
+            raise typer.Exit(1)
+        return
+    bars = ProgressBars(quiet)
+    try:
+        report = deblur_photos(
+            [Path(item) for item in inputs],
+            Path(out),
             model=model,
             precision=precision,
             tile=tile,

@@ -30,10 +30,16 @@ class PhotoTimes:
         return list(np.diff(self.ends))
 
 
+def sample_photo(width: int, height: int) -> np.ndarray:
+    """A real photograph (skimage's astronaut) resized to width x height: HWC RGB float32 in [0, 1]."""
+    picture = Image.fromarray(skimage_data.astronaut()).resize((width, height), Image.Resampling.BICUBIC)
+    return np.asarray(picture, np.float32) / np.float32(255)
+
+
 def write_photos(folder: Path, height: int, width: int, count: int) -> list[Path]:
-    """`count` copies of a real photograph (skimage's astronaut) resized to width x height, as PNG files."""
+    """`count` copies of `sample_photo(width, height)` as PNG files."""
     folder.mkdir(parents=True)
-    photo = Image.fromarray(skimage_data.astronaut()).resize((width, height), Image.Resampling.BICUBIC)
+    photo = Image.fromarray(np.round(sample_photo(width, height) * 255).astype(np.uint8))
     paths = [folder / f"photo{i}.png" for i in range(count)]
     for path in paths:
         photo.save(path)

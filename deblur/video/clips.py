@@ -121,27 +121,63 @@ def probe_clip(path: Path, *, max_pixels: int = DEFAULT_MAX_PIXELS, name: str | 
         )
 
 
-def read_frames(clip: Clip) -> Iterator[Frame]:
-    """Every frame of the clip in order, decoded one at a time (memory holds a few frames, whatever its length).
-    A frame that cannot be decoded, or a clip that ends early, raises VideoReadError naming the file."""
+def read_frames(clip: Clip, first: int = 0, stop: int | None = None, times: list[int] | None = None) -> Iterator[Frame]:
+    """The clip's frames `first` to `stop` (default: every one), in order, decoded one at a time (memory holds a
+    few frames, whatever its length). With `times` (`frame_times`), decoding starts at the key frame before
+    `first` instead of at the clip's start. A frame that cannot be decoded, or a clip that ends early, raises
+    VideoReadError naming the file."""
     import av
 
     name = clip.name
     with av.open(str(clip.path), metadata_errors="ignore") as container:
         stream = container.streams.video[0]
         stream.thread_type = "AUTO"  # decoding threads: the model, not the decoder, should be the bottleneck
-        index = 0
+        index, started = 0, False
+        seek = bool(times) and 0 < first < len(times)
+        if seek:
+            position = {pts: i for i, pts in enumerate(times)}
+            container.seek(times[first], stream=stream, backward=True)  # to the key frame at or before it
         try:
             for frame in container.decode(stream):
-                pts = frame.pts if frame.pts is not None else None
-                rgb = frame.to_ndarray(format="rgb24").astype(np.float32) / 255.0
-                yield Frame(index, rgb, pts, frame.time_base or clip.time_base)
+                if seek:
+                    index = position.get(frame.pts, index)
+                    if index > first and not started:  # the seek went past the first frame: decode from the start
+                        break
+                    started = True
+                if stop is not None and index >= stop:
+                    return
+                if index >= first:  # frames before it (from the key frame, or from the start) are passed over
+                    rgb = frame.to_ndarray(format="rgb24").astype(np.float32) / 255.0
+                    yield Frame(index, rgb, frame.pts, frame.time_base or clip.time_base)
                 index += 1
         except av.FFmpegError as err:
             raise VideoReadError(f"{name}: frame {index + 1} cannot be decoded ({_reason(err)})") from None
-    if clip.counted and index < clip.frames:
+    if seek and not started:
+        yield from read_frames(clip, first, stop)
+        return
+    if stop is None and clip.counted and index < clip.frames:
         # A clip that stops short of its own count was cut off (a container without a count says nothing).
         raise VideoReadError(f"{name}: truncated: {index} of its {clip.frames} frames could be decoded")
+
+
+def frame_times(clip: Clip) -> list[int] | None:
+    """Every frame's timestamp in presentation order, read from the packets without decoding (an hour of video
+    takes seconds), so that a worker can seek to its segment; None when some packet has no timestamp."""
+    import av
+
+    times = []
+    with av.open(str(clip.path), metadata_errors="ignore") as container:
+        stream = container.streams.video[0]
+        try:
+            for packet in container.demux(stream):
+                if packet.size == 0:
+                    continue  # the demuxer's end-of-stream marker
+                if packet.pts is None:
+                    return None
+                times.append(packet.pts)
+        except av.FFmpegError as err:
+            raise VideoReadError(f"{clip.name}: cannot be read to the end ({_reason(err)})") from None
+    return sorted(times)
 
 
 def frames_per_segment(clip: Clip, seconds: float) -> int:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import shutil
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Protocol
@@ -80,8 +80,8 @@ def deblur_clip(
         notes.append(f"{clip.width}x{clip.height} has an odd side: written with 4:4:4 chroma to keep its size")
     work = work_folder(target)
     per_segment = frames_per_segment(clip, options.segment_seconds)
-    job = _job(clip, deblurrer, options, per_segment)
-    done = _finished_segments(work, job, log)
+    job = clip_job(clip, deblurrer.identity(), options, per_segment)
+    done = finished_segments(work, job, log)
     resumed = min(len(done) * per_segment, clip.frames or 0)
     on_frames = progress.clip(source.name, clip.frames, resumed) if progress else (lambda _: None)
     writer = _Segments(clip, deblurrer, options, on_frames)
@@ -154,6 +154,29 @@ class _Segments:
         self.pending = []
 
 
+def deblur_segment(
+    clip: Clip, frames: Iterable[Frame], path: Path, deblurrer: Deblurrer, options: VideoOptions = VideoOptions()
+) -> int:
+    """Deblur `frames` of `clip` into the segment file `path` (atomically), as `deblur_clip` writes each of its
+    segments; returns how many frames it held. A distributed engine's workers make a clip's segments this way."""
+    count = 0
+
+    def counted(done: int) -> None:
+        nonlocal count
+        count += done
+
+    writer = _Segments(clip, deblurrer, options, counted)
+    writer.open_segment(path)
+    try:
+        for frame in frames:
+            writer.add(frame)
+        writer.close_segment()
+    except BaseException:
+        writer.abandon()
+        raise
+    return count
+
+
 def _pts(frame: Frame, clip: Clip) -> int:
     if frame.pts is not None and frame.time_base == clip.time_base:
         return frame.pts
@@ -161,17 +184,19 @@ def _pts(frame: Frame, clip: Clip) -> int:
     return round(seconds / clip.time_base)
 
 
-def _job(clip: Clip, deblurrer: Deblurrer, options: VideoOptions, per_segment: int) -> dict:
+def clip_job(clip: Clip, identity: dict, options: VideoOptions, per_segment: int) -> dict:
+    """What a clip's segments are made from (`identity`: the Deblurrer's): a work folder with another job.json
+    starts over."""
     stat = clip.path.stat()
     return {
         "source": {"path": str(clip.path.resolve()), "bytes": stat.st_size, "modified_ns": stat.st_mtime_ns},
-        "model": deblurrer.identity(),
+        "model": identity,
         "encoding": asdict(options.encoding),
         "frames_per_segment": per_segment,
     }
 
 
-def _finished_segments(work: Path, job: dict, log: Callable[[str], None]) -> set[Path]:
+def finished_segments(work: Path, job: dict, log: Callable[[str], None]) -> set[Path]:
     """The segments a previous run finished with the same clip and settings; other parts are cleared."""
     manifest = work / "job.json"
     if work.is_dir():

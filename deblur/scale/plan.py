@@ -1,0 +1,122 @@
+"""What a distributed run has to do, worked out centrally before any worker starts: one task per photo, one per
+segment of each clip (a few seconds of it, as `deblur.video.predict` writes them), none for what a previous run
+finished. Tasks are plain rows, as an engine moves them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from deblur.errors import DeblurError, SettingError
+from deblur.imageio import READ_SUFFIXES
+from deblur.predict import PredictOptions, input_kind, output_paths
+from deblur.scale import storage
+from deblur.video.clips import VIDEO_SUFFIXES, Clip, frame_times, frames_per_segment, probe_clip
+from deblur.video.predict import VideoOptions, clip_job, finished_segments, work_folder
+
+PHOTO, SEGMENT = "photo", "segment"
+
+
+@dataclass(frozen=True)
+class Task:
+    kind: str  # PHOTO or SEGMENT
+    source: str  # the input's location
+    target: str  # a photo's output, or a segment's file in its clip's work folder
+    first: int = 0  # a segment's frames: first to stop
+    stop: int = 0
+
+
+@dataclass
+class ClipPlan:
+    """A clip whose segments are made by the workers and then joined here."""
+
+    clip: Clip
+    target: Path
+    segments: list[Path]  # all of them, in order, finished or not
+    resumed: int  # segments a previous run finished
+
+
+@dataclass
+class Plan:
+    tasks: list[Task] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)  # outputs already there, whole
+    failed: list[tuple[str, str]] = field(default_factory=list)  # (input, reason), found before any work
+    clips: list[ClipPlan] = field(default_factory=list)
+
+
+def plan_inputs(
+    inputs: list[str],
+    out: str,
+    options: PredictOptions,
+    identity: Callable[[], dict],
+    log: Callable[[str], None] = print,
+) -> Plan:
+    """The tasks for deblurring `inputs` (files, folders searched recursively, or URLs of either) into `out`,
+    with the output names plain `deblur predict` gives. `identity()` is the Deblurrer's, asked only when there is
+    a clip (it decides whether a clip's finished segments can be used)."""
+    plan = Plan()
+    local, remote = [], []
+    for location in inputs:
+        found = storage.list_files(location, READ_SUFFIXES | VIDEO_SUFFIXES)
+        (remote if storage.is_url(location) else local).extend(found)
+    for source, _ in local:
+        if not Path(source).exists():
+            plan.failed.append((source, f"{source}: no such file"))
+    kinds = [(Path(source), Path(name), input_kind(Path(source))) for source, name in local if Path(source).exists()]
+    kinds += [(Path(source), Path(name), "photo") for source, name in remote]  # by suffix: objects are not opened
+    targets = output_paths(kinds, Path("." if storage.is_url(out) else out), options.fmt)
+    sources = [source for source, _ in local if Path(source).exists()] + [source for source, _ in remote]
+    for source, (path, _, kind) in zip(sources, kinds, strict=True):
+        target = storage.join(out, targets[path].as_posix()) if storage.is_url(out) else str(targets[path])
+        if target in sources:
+            raise SettingError(f"{target} would overwrite an input; choose another output folder", settings=("out",))
+        if kind == "video":
+            _plan_clip(plan, source, target, out, options, identity, log)
+        elif not options.overwrite and storage.exists(target):
+            plan.skipped.append(target)
+        else:
+            storage.remove_leftovers(target)
+            plan.tasks.append(Task(PHOTO, source, target))
+    return plan
+
+
+def _plan_clip(
+    plan: Plan,
+    source: str,
+    target: str,
+    out: str,
+    options: PredictOptions,
+    identity: Callable[[], dict],
+    log: Callable[[str], None],
+) -> None:
+    if storage.is_url(out):
+        plan.failed.append((source, f"{source}: clips are written to a folder the workers share, not to {out}"))
+        return
+    if not options.overwrite and Path(target).exists():
+        plan.skipped.append(target)
+        return
+    video = VideoOptions(encoding=options.encoding, max_pixels=options.max_pixels)
+    try:
+        clip = probe_clip(Path(source), max_pixels=options.max_pixels)
+        times = frame_times(clip)
+    except DeblurError as err:
+        plan.failed.append((source, str(err)))
+        return
+    per_segment = frames_per_segment(clip, video.segment_seconds)
+    frames = len(times) if times else clip.frames if clip.counted else None
+    if not frames:
+        plan.failed.append(
+            (source, f"{source}: its frames have no timestamps to split it by; deblur it without --engine")
+        )
+        return
+    work = work_folder(Path(target))
+    done = finished_segments(work, clip_job(clip, identity(), video, per_segment), log)
+    segments = [work / f"{index:05d}{Path(target).suffix}" for index in range(-(-frames // per_segment))]
+    for index, segment in enumerate(segments):
+        if segment not in done:
+            storage.remove_leftovers(str(segment))
+            first = index * per_segment
+            plan.tasks.append(Task(SEGMENT, source, str(segment), first, min(first + per_segment, frames)))
+    plan.clips.append(ClipPlan(clip, Path(target), segments, len(done)))

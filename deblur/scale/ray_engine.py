@@ -1,0 +1,65 @@
+"""The tasks through Ray Data: a pool of `DeblurWorker` actors, each with its model loaded once, fed one task at a
+time. Ray restarts a worker that dies and runs its task again; its finished outputs are already in place.
+
+Without `address`, a local Ray is started with as many CPUs as the workers ask for, and stopped at the end; with
+it, the job goes to that cluster (`ray://host:10001`, or "auto" on one of its machines).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator
+from dataclasses import asdict
+
+from deblur.errors import SettingError
+from deblur.scale import ENGINE_INSTALL
+from deblur.scale.plan import Task
+from deblur.scale.worker import DeblurWorker, WorkerSettings
+
+# Tasks go to the workers in blocks: one task a block up to this many tasks, so that a dead worker's block, which
+# Ray runs again, holds little; past it, a block of several tasks passes over the ones done before it died.
+MAX_BLOCKS = 10_000
+
+
+def run_on_ray(
+    tasks: list[Task],
+    settings: WorkerSettings,
+    *,
+    workers: int,
+    address: str | None = None,
+    progress: bool = True,
+) -> Iterator[dict]:
+    """Each task's result row (`DeblurWorker.__call__`), as the workers finish them."""
+    try:
+        import ray
+    except ImportError:
+        raise SettingError(f"the ray engine needs Ray: {ENGINE_INSTALL}", settings=("engine",)) from None
+    if not tasks:
+        return
+    started_here = not ray.is_initialized()
+    if started_here:
+        ray.init(
+            address=address or "local",  # a new local Ray, never one a `ray start` left on this machine
+            num_cpus=None if address else workers * settings.threads,
+            include_dashboard=False,
+            logging_level=logging.WARNING,
+            log_to_driver=progress,
+            # TensorFlow's start-up lines, filtered out in each worker as the CLI does in its own process
+            runtime_env={"worker_process_setup_hook": "deblur.console.hide_native_noise"},
+        )
+    try:
+        context = ray.data.DataContext.get_current()
+        context.enable_progress_bars = progress
+        context.print_on_execution_start = progress
+        blocks = min(len(tasks), MAX_BLOCKS)
+        dataset = ray.data.from_items([asdict(task) for task in tasks], override_num_blocks=blocks)
+        results = dataset.map(
+            DeblurWorker,
+            fn_constructor_kwargs={"settings": settings},
+            compute=ray.data.ActorPoolStrategy(size=min(workers, len(tasks))),
+            num_cpus=settings.threads,
+        )
+        yield from results.iter_rows()
+    finally:
+        if started_here:
+            ray.shutdown()

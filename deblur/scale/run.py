@@ -1,0 +1,140 @@
+"""`deblur predict --engine ray`: plan centrally, deblur on the engine's workers, join clips centrally.
+
+What is per worker: the model, loaded once (and, with OpenVINO, converted once per machine into its cache); each
+photo read, deblurred and written by the worker that takes it; each segment of a clip likewise. What is central:
+listing the inputs, skipping finished outputs, probing clips and joining their segments, and the summary with the
+dead-letter list `FAILED_LIST` (file, reason) beside the outputs.
+
+Re-running the same command skips every output that is there (they only ever appear whole) and every finished
+segment, so a run that was killed, or whose worker was killed, is finished by running it again.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import shutil
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from deblur.errors import DeblurError, SettingError
+from deblur.inference import open_deblurrer
+from deblur.predict import PredictOptions
+from deblur.runtime import DEFAULT_RUNTIME
+from deblur.scale import ENGINES, FAILED_LIST, WORKER_CPUS, default_workers, storage
+from deblur.scale.plan import PHOTO, plan_inputs
+from deblur.scale.worker import OK, SKIPPED, WorkerSettings
+from deblur.strength import DEFAULT_STRENGTH
+from deblur.tiling import DEFAULT_OVERLAP, DEFAULT_TILE
+from deblur.video.encode import join_segments
+
+
+@dataclass
+class ScaleReport:
+    written: list[str] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)  # outputs a previous run finished
+    failed: list[tuple[str, str]] = field(default_factory=list)  # (input, reason): the dead-letter list
+    failed_list: str | None = None  # where that list was written
+    seconds: float = 0.0
+    workers: int = 0
+    frames: int = 0  # of clips, this run
+
+    @property
+    def summary(self) -> str:
+        rate = len(self.written) / self.seconds if self.seconds else 0.0
+        frames = f", {self.frames / self.seconds:.2f} frames/s" if self.frames and self.seconds else ""
+        return (
+            f"{len(self.written)} done, {len(self.skipped)} skipped, {len(self.failed)} failed in "
+            f"{self.seconds:.1f} s with {self.workers} workers: {rate:.2f} inputs/s{frames}"
+        )
+
+
+def predict_at_scale(
+    inputs: list[str],
+    out: str,
+    *,
+    engine: str = "ray",
+    workers: int | None = None,
+    worker_cpus: int = WORKER_CPUS,
+    address: str | None = None,
+    model: str | None = None,
+    precision: str = "auto",
+    tile: int = DEFAULT_TILE,
+    overlap: int = DEFAULT_OVERLAP,
+    ensemble: int = 1,
+    strength: float = DEFAULT_STRENGTH,
+    runtime: str = DEFAULT_RUNTIME,
+    options: PredictOptions | None = None,
+    progress: bool = True,
+    log: Callable[[str], None] = print,
+) -> ScaleReport:
+    """Deblur every photo and clip in `inputs` (paths or URLs, folders searched recursively) into `out` (a path
+    or URL) on `workers` worker processes of `engine`; see the module's docstring."""
+    if engine not in ENGINES:
+        raise SettingError(f"engine must be one of {', '.join(ENGINES)}; got {engine!r}", settings=("engine",))
+    if worker_cpus < 1 or (workers is not None and workers < 1):
+        raise SettingError("workers and worker CPUs must be at least 1", settings=("workers", "worker_cpus"))
+    workers = workers or default_workers(worker_cpus)
+    options = options or PredictOptions()
+    started = time.perf_counter()
+    settings = WorkerSettings(model, precision, tile, overlap, ensemble, strength, runtime, worker_cpus, options)
+    central = {}
+
+    def identity() -> dict:  # the Deblurrer's, which a clip's work folder records; loaded only for clips
+        if "deblurrer" not in central:
+            central["deblurrer"], _ = open_deblurrer(
+                model, precision=precision, tile=tile, overlap=overlap, ensemble=ensemble, strength=strength,
+                runtime=runtime, log=log,
+            )  # fmt: skip
+        return central["deblurrer"].identity()
+
+    plan = plan_inputs(inputs, out, options, identity, log)
+    report = ScaleReport(skipped=plan.skipped, failed=list(plan.failed), workers=workers)
+    log(f"{len(plan.tasks)} tasks for {engine} ({workers} workers), {len(plan.skipped)} outputs already there")
+    from deblur.scale.ray_engine import run_on_ray
+
+    segments: dict[str, str] = {}  # a finished segment's file; or the reason it failed, by file
+    for row in run_on_ray(plan.tasks, settings, workers=workers, address=address, progress=progress):
+        if row["kind"] == PHOTO:
+            if row["status"] == OK:
+                report.written.append(row["target"])
+            elif row["status"] == SKIPPED:
+                report.skipped.append(row["target"])
+            else:
+                report.failed.append((row["source"], row["reason"]))
+        else:
+            segments[row["target"]] = "" if row["status"] in (OK, SKIPPED) else row["reason"]
+            report.frames += row["frames"]
+    for clip in plan.clips:
+        reasons = [segments[str(path)] for path in clip.segments if segments.get(str(path))]
+        if reasons:
+            report.failed.append((str(clip.clip.path), reasons[0]))
+            continue
+        try:
+            join_segments(clip.segments, clip.clip, clip.target, log=log)
+        except DeblurError as err:
+            report.failed.append((str(clip.clip.path), str(err)))
+            continue
+        shutil.rmtree(clip.segments[0].parent, ignore_errors=True)
+        report.written.append(str(clip.target))
+    report.seconds = time.perf_counter() - started
+    report.failed_list = write_failed_list(out, report.failed)
+    return report
+
+
+def write_failed_list(out: str, failed: list[tuple[str, str]]) -> str | None:
+    """The dead-letter list, `FAILED_LIST` in `out`: one row per input that failed (file, reason). A list a
+    previous run left is replaced, or removed when nothing failed."""
+    location = storage.join(out, FAILED_LIST)
+    if not failed:
+        if not storage.is_url(out):
+            Path(location).unlink(missing_ok=True)
+        return None
+    text = io.StringIO()
+    writer = csv.writer(text)
+    writer.writerow(["file", "reason"])
+    writer.writerows(failed)
+    storage.write_bytes(location, text.getvalue().encode())
+    return location

@@ -1,0 +1,123 @@
+"""One worker of a distributed run: the model opened once when the worker starts, then one task (`deblur.scale.plan`)
+at a time. A task that fails returns its reason instead of raising, so that one bad file does not stop the job;
+its output is then not written.
+"""
+
+from __future__ import annotations
+
+import io
+import time
+from collections import OrderedDict
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from deblur.errors import DeblurError
+from deblur.imageio import decode_photo, encode_photo
+from deblur.inference import check_min_side, open_deblurrer
+from deblur.predict import PredictOptions
+from deblur.scale import storage
+from deblur.scale.plan import PHOTO, Task
+from deblur.video.clips import Clip, frame_times, probe_clip, read_frames
+from deblur.video.predict import VideoOptions, deblur_segment
+
+OK, FAILED, SKIPPED = "ok", "failed", "skipped"
+
+
+@dataclass(frozen=True)
+class WorkerSettings:
+    """How each worker opens its model (as `deblur.inference.open_deblurrer` takes them) and writes results.
+
+    `model` is passed as the user gave it: None is the packaged model on every worker's own install, and a path
+    must be one every worker can read."""
+
+    model: str | None
+    precision: str
+    tile: int
+    overlap: int
+    ensemble: int
+    strength: float
+    runtime: str
+    threads: int
+    options: PredictOptions
+
+
+class DeblurWorker:
+    """Called by the engine with one task as a row (a dict); returns the row with `status`, `reason`, `frames`
+    (a segment's) and `seconds`."""
+
+    def __init__(self, settings: WorkerSettings) -> None:
+        self.settings = settings
+        _limit_threads(settings.threads)
+        self.deblurrer, _ = open_deblurrer(
+            settings.model,
+            precision=settings.precision,
+            tile=settings.tile,
+            overlap=settings.overlap,
+            ensemble=settings.ensemble,
+            strength=settings.strength,
+            runtime=settings.runtime,
+            threads=settings.threads,
+        )
+        self.clips: OrderedDict[str, tuple[Clip, list[int] | None]] = OrderedDict()  # the last few clips probed
+
+    def __call__(self, row: dict) -> dict:
+        task = Task(**{name: row[name] for name in Task.__dataclass_fields__})
+        started = time.perf_counter()
+        frames = 0
+        if not self.settings.options.overwrite and storage.exists(task.target):
+            # done by an earlier attempt at this task's block (the engine runs a dead worker's block again)
+            return {**row, "status": SKIPPED, "reason": "", "frames": 0, "seconds": 0.0}
+        try:
+            if task.kind == PHOTO:
+                self.photo(task)
+            else:
+                frames = self.segment(task)
+        except DeblurError as err:
+            return {**row, "status": FAILED, "reason": str(err), "frames": 0, "seconds": 0.0}
+        except Exception as err:  # anything else is reported with its file too, and the job goes on
+            reason = f"{task.source}: {type(err).__name__}: {str(err)[:300]}"
+            return {**row, "status": FAILED, "reason": reason, "frames": 0, "seconds": 0.0}
+        return {**row, "status": OK, "reason": "", "frames": frames, "seconds": time.perf_counter() - started}
+
+    def photo(self, task: Task) -> None:
+        options = self.settings.options
+        photo = decode_photo(io.BytesIO(storage.read_bytes(task.source)), task.source, max_pixels=options.max_pixels)
+        height, width = photo.rgb.shape[:2]
+        check_min_side(width, height, task.source)
+        restored = self.deblurrer(photo.rgb)
+        if options.side_by_side:
+            base, mark, query = task.target.partition("?")
+            stem, dot, suffix = base.rpartition(".")
+            pair = np.concatenate([photo.rgb, restored], axis=1)
+            target = f"{stem}_side_by_side{dot}{suffix}{mark}{query}"
+            storage.write_bytes(target, encode_photo(pair, photo, options.fmt))
+        storage.write_bytes(task.target, encode_photo(restored, photo, options.fmt))
+
+    def segment(self, task: Task) -> int:
+        clip, times = self.clip(task.source)
+        video = VideoOptions(encoding=self.settings.options.encoding, max_pixels=self.settings.options.max_pixels)
+        frames = read_frames(clip, task.first, task.stop, times)
+        return deblur_segment(clip, frames, Path(task.target), self.deblurrer, video)
+
+    def clip(self, source: str) -> tuple[Clip, list[int] | None]:
+        """The clip and its frame timestamps, read once for all of its segments this worker makes."""
+        if source not in self.clips:
+            clip = probe_clip(Path(source), max_pixels=self.settings.options.max_pixels)
+            self.clips[source] = (clip, frame_times(clip))
+            while len(self.clips) > 4:
+                self.clips.popitem(last=False)
+        return self.clips[source]
+
+
+def _limit_threads(threads: int) -> None:
+    """TensorFlow's thread pools to `threads`, so that workers sharing a machine do not fight over its cores.
+    Only a fresh process can be limited; one whose TensorFlow has already started keeps its pools."""
+    import tensorflow as tf
+
+    try:
+        tf.config.threading.set_intra_op_parallelism_threads(threads)
+        tf.config.threading.set_inter_op_parallelism_threads(1)
+    except RuntimeError:
+        pass

@@ -1,0 +1,165 @@
+"""`deblur predict --engine ray` on a local Ray with two workers: the outputs plain predict writes, a corrupt file
+in the dead-letter list, re-runs that skip what is done, a worker killed mid-run, and a clip made in segments."""
+
+import csv
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import av
+import numpy as np
+import pytest
+from helpers import make_clip, save_model
+from PIL import Image
+from typer.testing import CliRunner
+
+from deblur.cli import app
+from deblur.scale import FAILED_LIST
+
+pytest.importorskip("ray")
+
+
+@pytest.fixture(scope="module")
+def model(tmp_path_factory):
+    return save_model(tmp_path_factory.mktemp("scale") / "run", zero_init_output=False)
+
+
+def photos(folder: Path, count: int, size=(40, 56)) -> Path:
+    rng = np.random.default_rng(0)
+    folder.mkdir(parents=True, exist_ok=True)
+    for index in range(count):
+        Image.fromarray(rng.integers(0, 256, (*size, 3), dtype=np.uint8)).save(folder / f"photo{index}.png")
+    return folder
+
+
+def predict(*args):
+    return CliRunner().invoke(app, ["predict", *map(str, args), "--runtime", "tensorflow", "-q"])
+
+
+def pixels(path):
+    return np.asarray(Image.open(path), dtype=np.int16)
+
+
+def test_a_folder_with_a_corrupt_photo_gives_plain_predicts_outputs_a_dead_letter_list_and_exit_1(model, tmp_path):
+    inputs = photos(tmp_path / "in", 3)
+    (inputs / "nested").mkdir()
+    Image.open(inputs / "photo0.png").save(inputs / "nested" / "photo0.jpg")
+    (inputs / "broken.jpg").write_bytes(b"\xff\xd8 not really a jpeg")
+
+    plain = predict(inputs, "--out", tmp_path / "plain", "--model", model)
+    scaled = predict(inputs, "--out", tmp_path / "scaled", "--model", model, "--engine", "ray", "--workers", 2)
+
+    assert plain.exit_code == scaled.exit_code == 1, scaled.output
+    written = sorted(p.relative_to(tmp_path / "plain") for p in (tmp_path / "plain").rglob("*.png"))
+    assert written == sorted(p.relative_to(tmp_path / "scaled") for p in (tmp_path / "scaled").rglob("*.png"))
+    assert len(written) == 4
+    for name in written:
+        assert np.abs(pixels(tmp_path / "plain" / name) - pixels(tmp_path / "scaled" / name)).max() <= 1
+    with open(tmp_path / "scaled" / FAILED_LIST) as listed:
+        rows = list(csv.reader(listed))
+    assert rows[0] == ["file", "reason"] and len(rows) == 2
+    assert rows[1][0].endswith("broken.jpg") and "not a readable image" in rows[1][1]
+    assert "4 done, 0 skipped, 1 failed" in scaled.output
+
+    again = predict(inputs, "--out", tmp_path / "scaled", "--model", model, "--engine", "ray", "--workers", 2)
+    assert again.exit_code == 1 and "0 done, 4 skipped, 1 failed" in again.output
+
+    (inputs / "broken.jpg").unlink()
+    fixed = predict(inputs, "--out", tmp_path / "scaled", "--model", model, "--engine", "ray")
+    assert fixed.exit_code == 0 and "0 done, 4 skipped, 0 failed" in fixed.output
+    assert not (tmp_path / "scaled" / FAILED_LIST).exists()  # nothing failed: no stale list
+
+
+def test_a_killed_worker_loses_no_output_and_a_killed_run_is_finished_by_running_it_again(model, tmp_path):
+    inputs = photos(tmp_path / "in", 24, size=(360, 480))
+    out = tmp_path / "out"
+    command = [sys.executable, "-m", "deblur", "predict", str(inputs), "--out", str(out), "--model", str(model)]
+    command += ["--runtime", "tensorflow", "--engine", "ray", "--workers", "2", "-q"]
+    run = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
+    try:
+        first = _wait_for(lambda: sorted(out.glob("*.png")), 240)
+        kept = {path: path.read_bytes() for path in first}
+        worker = _wait_for(_ray_workers, 30)[0]
+        os.kill(worker, signal.SIGKILL)  # Ray starts another worker and gives it the task again
+        _wait_for(lambda: len(list(out.glob("*.png"))) > len(first) + 2, 240)
+        os.killpg(run.pid, signal.SIGKILL)  # now the whole run, its local Ray with it
+        run.wait(timeout=60)
+    finally:
+        if run.poll() is None:
+            os.killpg(run.pid, signal.SIGKILL)
+    _stop_ray_left_behind()
+    done = sorted(out.glob("*.png"))
+    assert 0 < len(done) < 24
+    assert all(path.read_bytes() == data for path, data in kept.items())
+
+    again = subprocess.run(command, capture_output=True, text=True, timeout=600)
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert f"{24 - len(done)} done, {len(done)} skipped, 0 failed" in again.stdout
+    assert len(list(out.glob("*.png"))) == 24
+    assert not [path for path in out.iterdir() if path.name.startswith(".")]  # no half-written file left
+    for path in out.glob("*.png"):
+        assert Image.open(path).size == (480, 360)
+
+
+def test_a_clip_is_made_in_segments_by_the_workers_and_joined_as_plain_predict_joins_it(tmp_path):
+    # A model whose output is its input: a random one's float rounding, which differs with the thread count (one a
+    # worker here, two in this process), can change x264's choices across a whole segment of noisy frames.
+    model = save_model(tmp_path / "run", zero_init_output=True)
+    (tmp_path / "in").mkdir()
+    clip = make_clip(tmp_path / "in" / "walk.mp4", frames=130, size=(48, 64))  # 3 segments of 2 s at 30 fps
+    plain = predict(clip, "--out", tmp_path / "plain", "--model", model)
+    scaled = predict(tmp_path / "in", "--out", tmp_path / "scaled", "--model", model, "--engine", "ray")
+    assert plain.exit_code == scaled.exit_code == 0, scaled.output
+    assert "1 done, 0 skipped, 0 failed" in scaled.output and "130 frames" not in scaled.output
+    with av.open(str(tmp_path / "plain" / "walk.mp4")) as a, av.open(str(tmp_path / "scaled" / "walk.mp4")) as b:
+        assert [s.type for s in a.streams] == [s.type for s in b.streams]  # the audio came along
+        frames_a = [(f.pts, f.to_ndarray(format="rgb24").astype(int)) for f in a.decode(video=0)]
+        frames_b = [(f.pts, f.to_ndarray(format="rgb24").astype(int)) for f in b.decode(video=0)]
+    assert len(frames_a) == len(frames_b) == 130
+    assert [pts for pts, _ in frames_a] == [pts for pts, _ in frames_b]
+    assert max(np.abs(x - y).max() for (_, x), (_, y) in zip(frames_a, frames_b, strict=True)) <= 2
+    assert not list((tmp_path / "scaled").glob(".*"))  # the work folder went once the clip was joined
+
+
+def test_engine_options_without_an_engine_are_an_error(model, tmp_path):
+    result = predict(photos(tmp_path / "in", 1), "--out", tmp_path / "out", "--model", model, "--workers", 2)
+    assert result.exit_code == 1 and "go with --engine" in result.output
+    assert not (tmp_path / "out").exists()
+
+
+def test_without_ray_the_engine_says_how_to_get_it(model, tmp_path, monkeypatch):
+    monkeypatch.setitem(sys.modules, "ray", None)  # import ray now fails, as without the extra
+    result = predict(photos(tmp_path / "in", 1), "--out", tmp_path / "out", "--model", model, "--engine", "ray")
+    assert result.exit_code == 1
+    assert "pip install 'deblur-keras[ray]'" in result.output and "--engine" in result.output
+
+
+def _wait_for(found, seconds):
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        value = found()
+        if value:
+            return value
+        time.sleep(0.2)
+    raise AssertionError(f"nothing after {seconds} s")
+
+
+def _ray_workers() -> list[int]:
+    """The pids of deblur's Ray workers (Ray titles them after the class they run)."""
+    pids = []
+    for entry in Path("/proc").iterdir():
+        try:
+            title = (entry / "cmdline").read_bytes()
+        except OSError:
+            continue
+        if entry.name.isdigit() and title.startswith(b"ray::MapWorker(Map(DeblurWorker))"):
+            pids.append(int(entry.name))
+    return pids
+
+
+def _stop_ray_left_behind():
+    """A run killed with -9 leaves its local Ray's processes running; stop them as `ray stop` would."""
+    subprocess.run([sys.executable, "-m", "ray.scripts.scripts", "stop", "--force"], capture_output=True, timeout=60)
