@@ -135,6 +135,7 @@ def test_without_ray_the_engine_says_how_to_get_it(model, tmp_path, monkeypatch)
     result = predict(photos(tmp_path / "in", 1), "--out", tmp_path / "out", "--model", model, "--engine", "ray")
     assert result.exit_code == 1
     assert "pip install 'deblur-keras[ray]'" in result.output and "--engine" in result.output
+    assert "tasks" not in result.output and not (tmp_path / "out").exists()  # said before any work
 
 
 def _wait_for(found, seconds):

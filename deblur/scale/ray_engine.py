@@ -21,6 +21,15 @@ from deblur.scale.worker import DeblurWorker, WorkerSettings
 MAX_BLOCKS = 10_000
 
 
+def ray_module():
+    """Ray, or an error saying how to install it."""
+    try:
+        import ray
+    except ImportError:
+        raise SettingError(f"the ray engine needs Ray: {ENGINE_INSTALL}", settings=("engine",)) from None
+    return ray
+
+
 def run_on_ray(
     tasks: list[Task],
     settings: WorkerSettings,
@@ -30,10 +39,7 @@ def run_on_ray(
     progress: bool = True,
 ) -> Iterator[dict]:
     """Each task's result row (`DeblurWorker.__call__`), as the workers finish them."""
-    try:
-        import ray
-    except ImportError:
-        raise SettingError(f"the ray engine needs Ray: {ENGINE_INSTALL}", settings=("engine",)) from None
+    ray = ray_module()
     if not tasks:
         return
     started_here = not ray.is_initialized()

@@ -76,6 +76,9 @@ def predict_at_scale(
         raise SettingError(f"engine must be one of {', '.join(ENGINES)}; got {engine!r}", settings=("engine",))
     if worker_cpus < 1 or (workers is not None and workers < 1):
         raise SettingError("workers and worker CPUs must be at least 1", settings=("workers", "worker_cpus"))
+    from deblur.scale.ray_engine import ray_module, run_on_ray
+
+    ray_module()  # before any work: without the extra, nothing is listed or probed
     workers = workers or default_workers(worker_cpus)
     options = options or PredictOptions()
     started = time.perf_counter()
@@ -93,8 +96,6 @@ def predict_at_scale(
     plan = plan_inputs(inputs, out, options, identity, log)
     report = ScaleReport(skipped=plan.skipped, failed=list(plan.failed), workers=workers)
     log(f"{len(plan.tasks)} tasks for {engine} ({workers} workers), {len(plan.skipped)} outputs already there")
-    from deblur.scale.ray_engine import run_on_ray
-
     segments: dict[str, str] = {}  # a finished segment's file; or the reason it failed, by file
     for row in run_on_ray(plan.tasks, settings, workers=workers, address=address, progress=progress):
         if row["kind"] == PHOTO:
