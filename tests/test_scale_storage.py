@@ -77,5 +77,10 @@ def test_photos_from_and_to_the_object_store_with_a_corrupt_one_listed(bucket, t
     again = CliRunner().invoke(app, [*args, "--engine", "ray", "-q"])
     assert "0 done, 3 skipped, 1 failed" in again.output
 
+    storage.remove(f"{bucket}/in/broken.png")
+    fixed = CliRunner().invoke(app, [*args, "--engine", "ray", "-q"])
+    assert fixed.exit_code == 0 and "0 done, 3 skipped, 0 failed" in fixed.output
+    assert not storage.exists(f"{bucket}/out/{FAILED_LIST}")  # nothing failed: the old list is gone
+
     over = CliRunner().invoke(app, [*args[:3], f"{bucket}/in", *args[4:], "--engine", "ray", "--format", "png"])
     assert over.exit_code == 1 and "would overwrite an input" in over.output

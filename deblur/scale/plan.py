@@ -35,7 +35,6 @@ class ClipPlan:
     clip: Clip
     target: Path
     segments: list[Path]  # all of them, in order, finished or not
-    resumed: int  # segments a previous run finished
 
 
 @dataclass
@@ -68,9 +67,10 @@ def plan_inputs(
     kinds += [(Path(source), Path(name), "photo") for source, name in remote]  # by suffix: objects are not opened
     targets = output_paths(kinds, Path("." if storage.is_url(out) else out), options.fmt)
     sources = [source for source, _ in local if Path(source).exists()] + [source for source, _ in remote]
+    given = set(sources)  # a million inputs are a million lookups
     for source, (path, _, kind) in zip(sources, kinds, strict=True):
         target = storage.join(out, targets[path].as_posix()) if storage.is_url(out) else str(targets[path])
-        if target in sources:
+        if target in given:
             raise SettingError(f"{target} would overwrite an input; choose another output folder", settings=("out",))
         if kind == "video":
             _plan_clip(plan, source, target, out, options, identity, log)
@@ -119,4 +119,4 @@ def _plan_clip(
             storage.remove_leftovers(str(segment))
             first = index * per_segment
             plan.tasks.append(Task(SEGMENT, source, str(segment), first, min(first + per_segment, frames)))
-    plan.clips.append(ClipPlan(clip, Path(target), segments, len(done)))
+    plan.clips.append(ClipPlan(clip, Path(target), segments))

@@ -17,7 +17,6 @@ import shutil
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from deblur.errors import DeblurError, SettingError
 from deblur.inference import open_deblurrer
@@ -130,8 +129,7 @@ def write_failed_list(out: str, failed: list[tuple[str, str]]) -> str | None:
     previous run left is replaced, or removed when nothing failed."""
     location = storage.join(out, FAILED_LIST)
     if not failed:
-        if not storage.is_url(out):
-            Path(location).unlink(missing_ok=True)
+        storage.remove(location)
         return None
     text = io.StringIO()
     writer = csv.writer(text)

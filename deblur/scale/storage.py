@@ -85,6 +85,15 @@ def write_bytes(location: str, data: bytes) -> None:
         stream.write(data)
 
 
+def remove(location: str) -> None:
+    """Remove the file or object at `location` if it is there."""
+    if not is_url(location):
+        Path(location).unlink(missing_ok=True)
+    elif exists(location):
+        fs, path = _file_system(location)
+        fs.delete_file(path)
+
+
 def remove_leftovers(location: str) -> None:
     """Remove the temporary files a killed writer of the local file `location` left beside it (`atomic_path`
     names them `.<name>.<random>.tmp<suffix>`); an object store keeps no half-uploaded object to remove."""
