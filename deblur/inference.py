@@ -18,6 +18,7 @@ from deblur.imageio import ImageReadError, read_photo, write_photo
 from deblur.model import MIN_SIDE
 from deblur.paths import ModelChoice, choose_model
 from deblur.runtime import DEFAULT_RUNTIME, choose_runtime
+from deblur.shake import DEFAULT_METHOD, check_method
 from deblur.strength import DEFAULT_STRENGTH, blend, check_strength
 from deblur.tiling import (
     CALL_PIXELS,
@@ -65,6 +66,7 @@ class Deblurrer:
     # What runs the model on an NHWC batch (`deblur.runtime`): None is TensorFlow, the Keras model itself.
     runner: Callable[[np.ndarray], np.ndarray] | None = None
     runtime: str = "tensorflow"  # the runner's name, for the log line and the identity
+    method: str = DEFAULT_METHOD  # network (the model) or kernel (`deblur.shake`: the camera-shake kernel path)
 
     def __post_init__(self) -> None:
         # A compiled predict function: several times less memory than calling the model op by op, and faster.
@@ -76,6 +78,7 @@ class Deblurrer:
             )
         check_ensemble(self.ensemble)
         check_strength(self.strength)
+        check_method(self.method)
         if not 0 <= self.overlap < self.tile // 2:
             raise SettingError(
                 f"overlap must be at least 0 and less than half of the tile ({self.tile}): {self.overlap}",
@@ -99,6 +102,8 @@ class Deblurrer:
         """How it runs, for the log line of predict and evaluate: the precision, and the ensemble if any."""
         copies = f", each image averaged over {self.ensemble} mirrored/turned copies" if self.ensemble > 1 else ""
         strength = f", strength {100 * self.strength:.0f}%" if self.strength != DEFAULT_STRENGTH else ""
+        if self.method == "kernel":
+            return "the camera-shake kernel path (no model)" + strength
         return f"{self.precision} on {self.runtime}" + copies + strength
 
     def calls(self, height: int, width: int, ensemble: int | None = None) -> int:
@@ -120,11 +125,13 @@ class Deblurrer:
             "call_pixels": self.call_pixels,
             "ensemble": self.ensemble,
             "strength": self.strength,
+            "method": self.method,
         }
 
     def frames_per_call(self, height: int, width: int) -> int:
-        """How many images of this size one model call takes: as many as fit `call_pixels`, 1 when tiled."""
-        if len(self.tiles(height, width)) > 1 or self.ensemble > 1:
+        """How many images of this size one model call takes: as many as fit `call_pixels`, 1 when tiled or
+        without the model."""
+        if len(self.tiles(height, width)) > 1 or self.ensemble > 1 or self.method != "network":
             return 1
         return max(1, self.call_pixels // (height * width))
 
@@ -154,6 +161,13 @@ class Deblurrer:
         check_ensemble(copies)
         strength = self.strength if strength is None else strength
         check_strength(strength)
+        if self.method == "kernel":
+            from deblur.shake.restore import restore  # scipy's FFTs, only when used
+
+            restored = restore(image)
+            if on_tiles:
+                on_tiles(self.calls(height, width, copies))
+            return blend(image, restored, strength)
         if copies == 1:
             return blend(image, self._restore(image, on_tiles), strength)
         total = np.zeros_like(image)
@@ -204,6 +218,7 @@ def load_deblurrer(
     ensemble: int = 1,
     strength: float = DEFAULT_STRENGTH,
     runtime: str = "tensorflow",
+    method: str = DEFAULT_METHOD,
     threads: int | None = None,
     log: Callable[[str], None] = print,
 ) -> Deblurrer:
@@ -213,13 +228,15 @@ def load_deblurrer(
     "auto" does so where the CPU has native bfloat16 and that file is there, and uses float32 otherwise.
     On the demo model bfloat16 changed validation PSNR by less than 0.001 dB (benchmarks/predict_speed.py).
     `ensemble` > 1 averages that many mirrored/turned copies of each image (TURNS), at that many times the time.
-    `runtime` "openvino" runs the model in OpenVINO Runtime (`deblur.runtime.openvino`; the first use of a model
-    file converts it, saying so through `log`); there "auto" precision is bfloat16 wherever the CPU has it, as
-    OpenVINO needs no config.yaml for it. `threads` limits OpenVINO's (TensorFlow's are set for the process, before
-    it starts: `deblur.scale.worker`).
+    `method` "kernel" deblurs by the camera-shake kernel path (`deblur.shake`) instead of the model (tiles and
+    the ensemble are the model's). `runtime` "openvino" runs the model in OpenVINO Runtime
+    (`deblur.runtime.openvino`; the first use of a model file converts it, saying so through `log`); there "auto"
+    precision is bfloat16 wherever the CPU has it, as OpenVINO needs no config.yaml for it. `threads` limits
+    OpenVINO's (TensorFlow's are set for the process, before it starts: `deblur.scale.worker`).
     """
     check_ensemble(ensemble)  # before the slow part
     check_strength(strength)
+    check_method(method)
     if runtime not in ("tensorflow", "openvino"):
         raise SettingError(f"runtime must be tensorflow or openvino here; got {runtime!r}", settings=("runtime",))
     path = Path(path)
@@ -257,6 +274,7 @@ def load_deblurrer(
             model_file=path,
             runner=runner,
             runtime=f"OpenVINO {runner.version}",
+            method=method,
         )
     if precision == "auto":
         precision = (
@@ -266,7 +284,9 @@ def load_deblurrer(
         )
     if precision == "bfloat16":
         model = _rebuild(model, path.parent / "config.yaml", "mixed_bfloat16")
-    return Deblurrer(model, precision, tile, overlap, ensemble=ensemble, strength=strength, model_file=path)
+    return Deblurrer(
+        model, precision, tile, overlap, ensemble=ensemble, strength=strength, model_file=path, method=method
+    )
 
 
 def _rebuild(model: keras.Model, config_path: Path, policy: str) -> keras.Model:
@@ -291,6 +311,7 @@ def open_deblurrer(
     ensemble: int = 1,
     strength: float = DEFAULT_STRENGTH,
     runtime: str = DEFAULT_RUNTIME,
+    method: str = DEFAULT_METHOD,
     threads: int | None = None,
     log: Callable[[str], None] = print,
 ) -> tuple[Deblurrer, ModelChoice]:
@@ -307,6 +328,7 @@ def open_deblurrer(
         ensemble=ensemble,
         strength=strength,
         runtime=runtime,
+        method=method,
         threads=threads,
         log=log,
     )

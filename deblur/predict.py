@@ -27,6 +27,7 @@ from deblur.imageio import (
 )
 from deblur.inference import Deblurrer, check_min_side, open_deblurrer
 from deblur.runtime import DEFAULT_RUNTIME
+from deblur.shake import DEFAULT_METHOD
 from deblur.strength import DEFAULT_STRENGTH
 from deblur.tiling import DEFAULT_OVERLAP, DEFAULT_TILE
 from deblur.video.clips import VIDEO_SUFFIXES, is_media_file
@@ -111,6 +112,7 @@ def deblur_photos(
     ensemble: int = 1,
     strength: float = DEFAULT_STRENGTH,
     runtime: str = DEFAULT_RUNTIME,
+    method: str = DEFAULT_METHOD,
     options: PredictOptions = PredictOptions(),
     progress: Progress | None = None,
     log: Callable[[str], None] = print,
@@ -125,6 +127,7 @@ def deblur_photos(
         ensemble=ensemble,
         strength=strength,
         runtime=runtime,
+        method=method,
         log=log,
     )
     return predict_files(inputs, deblurrer, chosen.path, out_dir, options, progress, log=log)

@@ -17,7 +17,7 @@ FLOORS = [
     # 0: shared facts, imported by anything
     {"deblur.errors", "deblur.hardware", "deblur.files", "deblur.console", "deblur.tables", "deblur.strength"},
     {"deblur.tiling", "deblur.config", "deblur.paths", "deblur.imageio"},
-    {"deblur.model", "deblur.losses", "deblur.data", "deblur.runtime"},
+    {"deblur.model", "deblur.losses", "deblur.data", "deblur.runtime", "deblur.shake"},
     {"deblur.inference", "deblur.video"},
     {"deblur.predict", "deblur.training", "deblur.evaluation", "deblur.export", "deblur.timings", "deblur.serve"},
     {"deblur.scale"},  # predict on a distributed engine

@@ -10,6 +10,7 @@ import typer
 from deblur.cli.common import ENSEMBLE_HELP, MODEL_HELP, Quiet
 from deblur.config import EvaluationSplit, InferencePrecision
 from deblur.runtime import DEFAULT_RUNTIME, RUNTIME_HELP, Runtime
+from deblur.shake import DEFAULT_METHOD, METHOD_HELP, Method
 
 
 def evaluate(
@@ -23,6 +24,7 @@ def evaluate(
     baselines: Annotated[bool, typer.Option(help="Also score classical deblurring (slower).")] = True,
     precision: Annotated[InferencePrecision, typer.Option(help="As for predict.")] = "auto",
     runtime: Annotated[Runtime, typer.Option(help=RUNTIME_HELP)] = DEFAULT_RUNTIME,
+    method: Annotated[Method, typer.Option(help=METHOD_HELP)] = DEFAULT_METHOD,
     ensemble: Annotated[int, typer.Option(help=ENSEMBLE_HELP)] = 1,
     overwrite: Annotated[bool, typer.Option("--overwrite", help="Replace an existing --out file.")] = False,
     quiet: Quiet = False,
@@ -40,6 +42,7 @@ def evaluate(
         limit=limit,
         precision=precision,
         runtime=runtime,
+        method=method,
         ensemble=ensemble,
         baselines=baselines,
         out=out,

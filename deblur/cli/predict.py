@@ -14,6 +14,7 @@ from deblur.errors import SettingError
 from deblur.imageio import DEFAULT_MAX_PIXELS, WriteFormat
 from deblur.runtime import DEFAULT_RUNTIME, RUNTIME_HELP, Runtime
 from deblur.scale import ENGINE_HELP, WORKER_CPUS, Engine
+from deblur.shake import DEFAULT_METHOD, METHOD_HELP, Method
 from deblur.strength import DEFAULT_STRENGTH, MAX_STRENGTH
 from deblur.tiling import DEFAULT_OVERLAP, DEFAULT_TILE, GRID
 from deblur.video.encode import DEFAULT_CRF, Codec, Encoding  # light: PyAV loads on use
@@ -100,6 +101,7 @@ def predict(
         typer.Option(help="auto: bfloat16 on CPUs with native support (needs the run's config.yaml), else float32."),
     ] = "auto",
     runtime: Annotated[Runtime, typer.Option(help=RUNTIME_HELP)] = DEFAULT_RUNTIME,
+    method: Annotated[Method, typer.Option(help=METHOD_HELP)] = DEFAULT_METHOD,
     max_pixels: Annotated[
         int, typer.Option(min=1, help="Refuse larger images (a decompression-bomb guard).")
     ] = DEFAULT_MAX_PIXELS,
@@ -145,6 +147,7 @@ def predict(
             ensemble=ensemble,
             strength=percent(strength),
             runtime=runtime,
+            method=method,
             options=options,
             progress=not quiet,
             log=typer.echo,
@@ -171,6 +174,7 @@ def predict(
             ensemble=ensemble,
             strength=percent(strength),
             runtime=runtime,
+            method=method,
             options=options,
             progress=bars,
             log=typer.echo,

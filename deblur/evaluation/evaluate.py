@@ -27,6 +27,7 @@ from deblur.inference import Deblurrer, open_deblurrer
 from deblur.losses import psnr, ssim
 from deblur.paths import choose_model
 from deblur.runtime import DEFAULT_RUNTIME
+from deblur.shake import DEFAULT_METHOD
 
 SPLITS = get_args(EvaluationSplit)
 
@@ -96,6 +97,7 @@ def evaluate_model(
     limit: int | None = None,
     precision: str = "auto",
     runtime: str = DEFAULT_RUNTIME,
+    method: str = DEFAULT_METHOD,
     ensemble: int = 1,
     baselines: bool = True,
     out: str | Path | None = None,
@@ -113,7 +115,9 @@ def evaluate_model(
         )
     chosen = choose_model(model)
     pairs = evaluation_pairs(data, split, limit)  # the data is checked before the slow load
-    deblurrer, _ = open_deblurrer(chosen, precision=precision, runtime=runtime, ensemble=ensemble, log=log)
+    deblurrer, _ = open_deblurrer(
+        chosen, precision=precision, runtime=runtime, method=method, ensemble=ensemble, log=log
+    )
     log(f"{len(pairs)} {split} pair(s) from {data}")
     report = evaluate(
         deblurrer,

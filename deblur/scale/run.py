@@ -25,6 +25,7 @@ from deblur.runtime import DEFAULT_RUNTIME
 from deblur.scale import ENGINES, FAILED_LIST, WORKER_CPUS, default_workers, storage
 from deblur.scale.plan import PHOTO, plan_inputs
 from deblur.scale.worker import OK, SKIPPED, WorkerSettings
+from deblur.shake import DEFAULT_METHOD
 from deblur.strength import DEFAULT_STRENGTH
 from deblur.tiling import DEFAULT_OVERLAP, DEFAULT_TILE
 from deblur.video.encode import join_segments
@@ -65,6 +66,7 @@ def predict_at_scale(
     ensemble: int = 1,
     strength: float = DEFAULT_STRENGTH,
     runtime: str = DEFAULT_RUNTIME,
+    method: str = DEFAULT_METHOD,
     options: PredictOptions | None = None,
     progress: bool = True,
     log: Callable[[str], None] = print,
@@ -81,14 +83,16 @@ def predict_at_scale(
     workers = workers or default_workers(worker_cpus)
     options = options or PredictOptions()
     started = time.perf_counter()
-    settings = WorkerSettings(model, precision, tile, overlap, ensemble, strength, runtime, worker_cpus, options)
+    settings = WorkerSettings(
+        model, precision, tile, overlap, ensemble, strength, runtime, method, worker_cpus, options
+    )
     central = {}
 
     def identity() -> dict:  # the Deblurrer's, which a clip's work folder records; loaded only for clips
         if "deblurrer" not in central:
             central["deblurrer"], _ = open_deblurrer(
                 model, precision=precision, tile=tile, overlap=overlap, ensemble=ensemble, strength=strength,
-                runtime=runtime, log=log,
+                runtime=runtime, method=method, log=log,
             )  # fmt: skip
         return central["deblurrer"].identity()
 

@@ -39,6 +39,7 @@ class WorkerSettings:
     ensemble: int
     strength: float
     runtime: str
+    method: str
     threads: int
     options: PredictOptions
 
@@ -58,6 +59,7 @@ class DeblurWorker:
             ensemble=settings.ensemble,
             strength=settings.strength,
             runtime=settings.runtime,
+            method=settings.method,
             threads=settings.threads,
         )
         self.clips: OrderedDict[str, tuple[Clip, list[int] | None]] = OrderedDict()  # the last few clips probed

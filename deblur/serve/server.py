@@ -17,6 +17,7 @@ from deblur.errors import SettingError
 from deblur.runtime import DEFAULT_RUNTIME
 from deblur.serve.limits import Limits
 from deblur.serve.service import DeblurService
+from deblur.shake import DEFAULT_METHOD
 
 LOCAL_HOSTS = {"127.0.0.1", "localhost", "::1"}
 
@@ -60,6 +61,7 @@ def serve(
     port: int = 8000,
     precision: str = "auto",
     runtime: str = DEFAULT_RUNTIME,
+    method: str = DEFAULT_METHOD,
     limits: Limits | None = None,
     cors_origins: tuple[str, ...] = (),
     show_paths: bool = False,
@@ -71,7 +73,7 @@ def serve(
     from deblur.serve.app import create_app
     from deblur.serve.card import model_info
 
-    deblurrer, chosen = open_deblurrer(model, precision=precision, runtime=runtime, log=log)
+    deblurrer, chosen = open_deblurrer(model, precision=precision, runtime=runtime, method=method, log=log)
     # Anyone who reaches the server sees this: the model's name and card, and its path only when asked for.
     info = model_info(chosen.path, chosen.name, deblurrer.precision, show_path=show_paths)
     service = DeblurService(deblurrer, info, limits)

@@ -1,0 +1,26 @@
+"""Camera shake by a blur kernel: estimate it from the blurry photo, then invert it.
+
+Hand-held shake blurs the whole photo with one path the camera took, a kernel. `estimate_kernel` finds it from
+the blurry photo alone (blind), coarse to fine on a downscaled grayscale copy; `deconvolve` inverts it at full
+size with a sparse-gradient prior; `restore` does both. Pure numpy and scipy: no model, no files. Images are HWC
+RGB float32 in [0, 1], as everywhere in deblur.
+"""
+
+from typing import Literal, get_args
+
+from deblur.errors import SettingError
+
+# The network stays the default: the kernel path loses on scene motion (GOPRO's pairs), and nothing yet tells the
+# two kinds of blur apart well enough to choose per photo (docs/model-card.md).
+Method = Literal["network", "kernel"]
+DEFAULT_METHOD: Method = "network"
+METHOD_HELP = (
+    "How to deblur: network (the model), or kernel (estimate the camera shake, one blur for the whole photo, and "
+    "invert it: for hand-held shake, not for moving subjects; tiles and --ensemble are the network's)."
+)
+METHODS: tuple[str, ...] = get_args(Method)
+
+
+def check_method(method: str) -> None:
+    if method not in METHODS:
+        raise SettingError(f"method must be one of {', '.join(METHODS)}: {method!r}", settings=("method",))

@@ -1,0 +1,13 @@
+"""The kernel path for one photo: estimate its camera shake, then invert it."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from deblur.shake.deconvolve import deconvolve
+from deblur.shake.estimate import EstimateSettings, estimate_kernel
+
+
+def restore(blurry: np.ndarray, settings: EstimateSettings | None = None) -> np.ndarray:
+    """The HWC RGB float32 photo in [0, 1] deconvolved by the kernel estimated from it."""
+    return deconvolve(blurry, estimate_kernel(blurry, settings or EstimateSettings()).kernel)

@@ -1,0 +1,138 @@
+"""The camera-shake kernel path: the estimate finds a known shake, deconvolution inverts it, and `--method kernel`
+runs it instead of the model."""
+
+import numpy as np
+import pytest
+import skimage.data
+from scipy.signal import fftconvolve
+
+from deblur.data.kernels import shake_trajectory, trajectory_kernel
+from deblur.errors import SettingError
+from deblur.shake import check_method
+from deblur.shake.deconvolve import deconvolve
+from deblur.shake.estimate import Estimate, EstimateSettings, centre, estimate_kernel
+from deblur.shake.fourier import (
+    gradient_otfs,
+    gradients,
+    gradients_adjoint,
+    image_of,
+    kernel_of,
+    otf,
+    spectrum,
+    wrap_edges,
+)
+from deblur.shake.restore import restore
+
+
+def shaken(length: float, seed: int = 3) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The camera photo (256x256, RGB), its blurred copy by a hand-shake kernel of `length` px, and the kernel."""
+    sharp = skimage.data.camera()[128:384, 128:384].astype(np.float32) / 255
+    path = shake_trajectory(np.random.default_rng(seed), length)
+    middle = complex((path.real.min() + path.real.max()) / 2, (path.imag.min() + path.imag.max()) / 2)
+    kernel = trajectory_kernel(path, middle).astype(np.float32)
+    pad = kernel.shape[0]
+    blurry = fftconvolve(np.pad(sharp, pad, mode="reflect"), kernel, mode="same")[pad:-pad, pad:-pad]
+    blurry = blurry + np.random.default_rng(seed).normal(0, 0.002, blurry.shape)
+    rgb = lambda image: np.repeat(np.clip(image, 0, 1)[:, :, None], 3, axis=2).astype(np.float32)  # noqa: E731
+    return rgb(sharp), rgb(blurry), kernel
+
+
+def psnr(sharp: np.ndarray, image: np.ndarray, border: int = 16, reach: int = 4) -> float:
+    """At the best shift within `reach` px: a blind estimate is only known up to a shift, as the photo is."""
+    h, w = sharp.shape[:2]
+    inner = sharp[border : h - border, border : w - border]
+    shifted = (
+        image[border + dy : h - border + dy, border + dx : w - border + dx]
+        for dy in range(-reach, reach + 1)
+        for dx in range(-reach, reach + 1)
+    )
+    return max(float(10 * np.log10(1 / np.mean((inner - other) ** 2))) for other in shifted)
+
+
+def test_otf_and_kernel_of_are_inverses_and_gradients_match_their_otfs():
+    rng = np.random.default_rng(0)
+    kernel = rng.uniform(0, 1, (7, 7)).astype(np.float32)
+    np.testing.assert_allclose(kernel_of(otf(kernel, (40, 48)), (40, 48), 7), kernel, atol=1e-5)
+    image = rng.uniform(0, 1, (40, 48)).astype(np.float32)
+    dx, dy = gradient_otfs(image.shape)
+    gx, gy = gradients(image)
+    np.testing.assert_allclose(image_of(dx * spectrum(image), image.shape), gx, atol=1e-5)
+    np.testing.assert_allclose(image_of(dy * spectrum(image), image.shape), gy, atol=1e-5)
+    adjoint = image_of(np.conj(dx) * spectrum(gx) + np.conj(dy) * spectrum(gy), image.shape)
+    np.testing.assert_allclose(gradients_adjoint(gx, gy), adjoint, atol=1e-5)
+
+
+def test_wrap_edges_keeps_the_photo_and_closes_the_loop():
+    image = np.random.default_rng(1).uniform(0, 1, (30, 50)).astype(np.float32)
+    wrapped = wrap_edges(image, 9)
+    assert wrapped.shape[0] >= 39 and wrapped.shape[1] >= 59
+    np.testing.assert_array_equal(wrapped[:30, :50], image)
+    # the last added column ramps almost back to the first: no jump where the FFT wraps around
+    assert np.abs(wrapped[:30, -1] - image[:, 0]).max() < np.abs(image[:, -1] - image[:, 0]).max() / 2 + 1e-6
+
+
+def test_centre_moves_the_extent_to_the_middle_by_whole_pixels():
+    kernel = np.zeros((15, 15), np.float32)
+    kernel[2, 3:8] = 0.2  # a line from (2, 3) to (2, 7): its middle is (2, 5)
+    centred = centre(kernel)
+    ys, xs = np.nonzero(centred)
+    assert (ys.min() + ys.max()) / 2 == 7 and (xs.min() + xs.max()) / 2 == 7
+    assert sorted(centred[centred > 0]) == sorted(kernel[kernel > 0])
+
+
+def test_deconvolution_with_the_true_kernel_restores_the_photo():
+    sharp, blurry, kernel = shaken(15)
+    restored = deconvolve(blurry, kernel)
+    assert restored.shape == blurry.shape and restored.dtype == np.float32
+    assert psnr(sharp, restored) > psnr(sharp, blurry) + 4
+
+
+def test_the_blind_estimate_finds_the_shake_and_deblurs_by_it():
+    sharp, blurry, kernel = shaken(15)
+    estimate = estimate_kernel(blurry)
+    assert isinstance(estimate, Estimate) and estimate.scale == 1.0
+    assert estimate.kernel.sum() == pytest.approx(1, abs=1e-5) and estimate.kernel.min() >= 0
+    true_extent = Estimate(kernel, kernel, 1.0, 45).extent
+    assert abs(estimate.extent - true_extent) <= 8, (estimate.extent, true_extent)
+    assert psnr(sharp, restore(blurry)) > psnr(sharp, blurry) + 3
+
+
+def test_a_large_photo_is_estimated_downscaled_and_the_kernel_scaled_back():
+    _, blurry, _ = shaken(9)
+    large = np.kron(blurry, np.ones((3, 3, 1), np.float32))  # 768x768: the same shake, three times as long
+    settings = EstimateSettings(working_side=256)
+    estimate = estimate_kernel(large, settings)
+    assert estimate.scale == pytest.approx(1 / 3)
+    assert estimate.kernel.shape[0] == pytest.approx(3 * estimate.working.shape[0], abs=2)
+    assert estimate.kernel.shape[0] % 2 == 1
+
+
+def test_an_unknown_method_is_refused():
+    with pytest.raises(SettingError, match="method must be one of network, kernel") as caught:
+        check_method("wiener")
+    assert caught.value.settings == ("method",)
+
+
+def test_predict_method_kernel_deblurs_without_the_model(tmp_path):
+    from helpers import save_model
+    from PIL import Image
+    from typer.testing import CliRunner
+
+    from deblur.cli import app
+    from deblur.inference import load_deblurrer
+
+    sharp, blurry, _ = shaken(15)
+    Image.fromarray((blurry * 255).round().astype(np.uint8)).save(tmp_path / "shaken.png")
+    model = save_model(tmp_path / "run")
+    deblurrer = load_deblurrer(model, method="kernel")
+    assert deblurrer.settings == "the camera-shake kernel path (no model)"
+    deblurrer.runner = lambda batch: pytest.fail("the kernel path ran the model")
+    assert psnr(sharp, deblurrer(blurry)) > psnr(sharp, blurry) + 3
+    args = ["predict", str(tmp_path / "shaken.png"), "--model", str(model), "-q", "--out"]
+    result = CliRunner().invoke(app, [*args, str(tmp_path / "out"), "--method", "kernel"])
+    assert result.exit_code == 0, result.output
+    written = np.asarray(Image.open(tmp_path / "out" / "shaken.png"), np.float32) / 255
+    assert psnr(sharp, written) > psnr(sharp, blurry) + 3
+    result = CliRunner().invoke(app, [*args, str(tmp_path / "bad"), "--method", "wiener"])
+    assert result.exit_code == 2 and "--method" in result.output
+    assert not (tmp_path / "bad").exists()
