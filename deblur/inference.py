@@ -103,7 +103,7 @@ class Deblurrer:
         copies = f", each image averaged over {self.ensemble} mirrored/turned copies" if self.ensemble > 1 else ""
         strength = f", strength {100 * self.strength:.0f}%" if self.strength != DEFAULT_STRENGTH else ""
         if self.method == "kernel":
-            return "the camera-shake kernel path (no model)" + strength
+            return "the camera-shake kernel path, not the model" + strength
         return f"{self.precision} on {self.runtime}" + copies + strength
 
     def calls(self, height: int, width: int, ensemble: int | None = None) -> int:
@@ -332,7 +332,10 @@ def open_deblurrer(
         threads=threads,
         log=log,
     )
-    log(f"model: {chosen.description}, in {deblurrer.settings}")
+    if deblurrer.method == "kernel":
+        log(f"method: {deblurrer.settings}")
+    else:
+        log(f"model: {chosen.description}, in {deblurrer.settings}")
     if hint:
         log(hint)
     return deblurrer, chosen

@@ -16,7 +16,8 @@ Method = Literal["network", "kernel"]
 DEFAULT_METHOD: Method = "network"
 METHOD_HELP = (
     "How to deblur: network (the model), or kernel (estimate the camera shake, one blur for the whole photo, and "
-    "invert it: for hand-held shake, not for moving subjects; tiles and --ensemble are the network's)."
+    "invert it; experimental, for photos known to be shaken: on sharp photos or moving subjects it makes them "
+    "worse; tiles and --ensemble are the network's)."
 )
 METHODS: tuple[str, ...] = get_args(Method)
 
