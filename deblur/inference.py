@@ -66,7 +66,7 @@ class Deblurrer:
     # What runs the model on an NHWC batch (`deblur.runtime`): None is TensorFlow, the Keras model itself.
     runner: Callable[[np.ndarray], np.ndarray] | None = None
     runtime: str = "tensorflow"  # the runner's name, for the log line and the identity
-    method: str = DEFAULT_METHOD  # network (the model) or kernel (`deblur.shake`: the camera-shake kernel path)
+    method: str = DEFAULT_METHOD  # network (the model), kernel (`deblur.shake`) or auto (a choice per image)
 
     def __post_init__(self) -> None:
         # A compiled predict function: several times less memory than calling the model op by op, and faster.
@@ -104,7 +104,8 @@ class Deblurrer:
         strength = f", strength {100 * self.strength:.0f}%" if self.strength != DEFAULT_STRENGTH else ""
         if self.method == "kernel":
             return "the camera-shake kernel path, not the model" + strength
-        return f"{self.precision} on {self.runtime}" + copies + strength
+        auto = ", or the camera-shake kernel path where a photo is blurred all over" if self.method == "auto" else ""
+        return f"{self.precision} on {self.runtime}" + copies + strength + auto
 
     def calls(self, height: int, width: int, ensemble: int | None = None) -> int:
         """How many tiles deblurring a `height` x `width` image runs, over all the copies of the ensemble."""
@@ -161,13 +162,15 @@ class Deblurrer:
         check_ensemble(copies)
         strength = self.strength if strength is None else strength
         check_strength(strength)
-        if self.method == "kernel":
-            from deblur.shake.restore import restore  # scipy's FFTs, only when used
+        if self.method != "network":
+            from deblur.shake.choose import choose  # scipy's FFTs, only when used
+            from deblur.shake.restore import restore
 
-            restored = restore(image)
-            if on_tiles:
-                on_tiles(self.calls(height, width, copies))
-            return blend(image, restored, strength)
+            restored = restore(image) if self.method == "kernel" else choose(image).deblurred
+            if restored is not None:
+                if on_tiles:
+                    on_tiles(self.calls(height, width, copies))
+                return blend(image, restored, strength)
         if copies == 1:
             return blend(image, self._restore(image, on_tiles), strength)
         total = np.zeros_like(image)
@@ -229,9 +232,10 @@ def load_deblurrer(
     On the demo model bfloat16 changed validation PSNR by less than 0.001 dB (benchmarks/predict_speed.py).
     `ensemble` > 1 averages that many mirrored/turned copies of each image (TURNS), at that many times the time.
     `method` "kernel" deblurs by the camera-shake kernel path (`deblur.shake`) instead of the model (tiles and
-    the ensemble are the model's). `runtime` "openvino" runs the model in OpenVINO Runtime
-    (`deblur.runtime.openvino`; the first use of a model file converts it, saying so through `log`); there "auto"
-    precision is bfloat16 wherever the CPU has it, as OpenVINO needs no config.yaml for it. `threads` limits
+    the ensemble are the model's), and "auto" chooses between them per image (`deblur.shake.choose`). `runtime`
+    "openvino" runs the model in OpenVINO Runtime (`deblur.runtime.openvino`; the first use of a model file
+    converts it, saying so through `log`); there "auto" precision is bfloat16 wherever the CPU has it, as OpenVINO
+    needs no config.yaml for it. `threads` limits
     OpenVINO's (TensorFlow's are set for the process, before it starts: `deblur.scale.worker`).
     """
     check_ensemble(ensemble)  # before the slow part

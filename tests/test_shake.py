@@ -1,5 +1,5 @@
-"""The camera-shake kernel path: the estimate finds a known shake, deconvolution inverts it, and `--method kernel`
-runs it instead of the model."""
+"""The camera-shake kernel path: the estimate finds a known shake, deconvolution inverts it, `--method kernel` runs
+it instead of the model, and `--method auto` takes it only for a photo blurred all over with a trusted estimate."""
 
 import numpy as np
 import pytest
@@ -9,6 +9,7 @@ from scipy.signal import fftconvolve
 from deblur.data.kernels import shake_trajectory, trajectory_kernel
 from deblur.errors import SettingError
 from deblur.shake import check_method
+from deblur.shake.choose import SHARPNESS_LIMIT, TRUSTED_EXTENT, choose, sharpness
 from deblur.shake.deconvolve import deconvolve
 from deblur.shake.estimate import Estimate, EstimateSettings, centre, estimate_kernel
 from deblur.shake.fourier import (
@@ -108,7 +109,7 @@ def test_a_large_photo_is_estimated_downscaled_and_the_kernel_scaled_back():
 
 
 def test_an_unknown_method_is_refused():
-    with pytest.raises(SettingError, match="method must be one of network, kernel") as caught:
+    with pytest.raises(SettingError, match="method must be one of network, kernel, auto") as caught:
         check_method("wiener")
     assert caught.value.settings == ("method",)
 
@@ -136,3 +137,37 @@ def test_predict_method_kernel_deblurs_without_the_model(tmp_path):
     result = CliRunner().invoke(app, [*args, str(tmp_path / "bad"), "--method", "wiener"])
     assert result.exit_code == 2 and "--method" in result.output
     assert not (tmp_path / "bad").exists()
+
+
+def test_sharpness_tells_a_sharp_photo_from_one_blurred_all_over():
+    sharp, blurry, _ = shaken(15, seed=4)
+    assert sharpness(sharp) > 2 * SHARPNESS_LIMIT
+    assert sharpness(blurry) < SHARPNESS_LIMIT
+    assert sharpness(np.full((64, 64, 3), 0.5, np.float32)) == float("inf")  # flat: nothing to go by
+
+
+def test_auto_takes_the_kernel_path_only_for_a_blurred_photo_and_a_trusted_estimate():
+    sharp, blurry, _ = shaken(15, seed=4)
+    kept = choose(sharp)
+    assert kept.estimate is None and kept.deblurred is None  # sharp somewhere: the network's, no estimate made
+    chosen = choose(blurry)
+    assert chosen.estimate.extent <= TRUSTED_EXTENT * chosen.estimate.support
+    assert psnr(sharp, chosen.deblurred) > psnr(sharp, blurry) + 3
+    _, sprawling, _ = shaken(21, seed=2)  # blurred all over, but its estimate fills the support: a failed one
+    refused = choose(sprawling)
+    assert refused.estimate.extent > TRUSTED_EXTENT * refused.estimate.support and refused.deblurred is None
+
+
+def test_a_deblurrer_on_auto_runs_the_model_only_where_auto_leaves_it(tmp_path):
+    from helpers import save_model
+
+    from deblur.inference import load_deblurrer
+
+    sharp, blurry, _ = shaken(15, seed=4)
+    deblurrer = load_deblurrer(save_model(tmp_path / "run"), method="auto")
+    calls = []
+    model_run = deblurrer.run
+    deblurrer.run = lambda batch: calls.append(batch.shape) or model_run(batch)
+    assert psnr(sharp, deblurrer(blurry)) > psnr(sharp, blurry) + 3 and calls == []
+    deblurrer(sharp)
+    assert calls == [(1, 256, 256, 3)]

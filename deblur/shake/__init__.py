@@ -10,14 +10,15 @@ from typing import Literal, get_args
 
 from deblur.errors import SettingError
 
-# The network stays the default: the kernel path loses on scene motion (GOPRO's pairs), and nothing yet tells the
-# two kinds of blur apart well enough to choose per photo (docs/model-card.md).
-Method = Literal["network", "kernel"]
+# The network stays the default: the kernel path loses on scene motion (GOPRO's pairs), and `auto`'s choice keeps
+# those pairs on the network by a small margin (deblur/weights/MODEL_CARD.md).
+Method = Literal["network", "kernel", "auto"]
 DEFAULT_METHOD: Method = "network"
 METHOD_HELP = (
-    "How to deblur: network (the model), or kernel (estimate the camera shake, one blur for the whole photo, and "
+    "How to deblur: network (the model); kernel (estimate the camera shake, one blur for the whole photo, and "
     "invert it; experimental, for photos known to be shaken: on sharp photos or moving subjects it makes them "
-    "worse; tiles and --ensemble are the network's)."
+    "worse); auto (the kernel path where no region of the photo is sharp and the estimate looks like a shake "
+    "path, else the network). Tiles and --ensemble are the network's."
 )
 METHODS: tuple[str, ...] = get_args(Method)
 
