@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from deblur.shake.deconvolve import deconvolve
-from deblur.shake.estimate import LUMA, Estimate, EstimateSettings, estimate_kernel, resize
+from deblur.shake.estimate import LUMA, Estimate, EstimateSettings, downscaled, estimate_kernel
 
 SHARPNESS_LIMIT = 1.4  # below it, no region of the photo is sharp: blurred all over
 TRUSTED_EXTENT = 0.67  # of the support: a longer estimate is taken as a failed one
@@ -35,9 +35,7 @@ def sharpness(image: np.ndarray, working_side: int = EstimateSettings.working_si
     """How sharp the sharpest parts of an HWC RGB photo are: the 99th percentile of gradient magnitude over the
     standard deviation, per tile at the working scale, averaged over the top 5% of tiles."""
     gray = image @ LUMA if image.ndim == 3 else image
-    scale = min(1.0, working_side / max(gray.shape))
-    if scale < 1:
-        gray = resize(gray, (max(1, round(gray.shape[0] * scale)), max(1, round(gray.shape[1] * scale))))
+    gray = downscaled(gray, min(1.0, working_side / max(gray.shape)))
     gx = np.abs(np.diff(gray, axis=1))[:-1]
     gy = np.abs(np.diff(gray, axis=0))[:, :-1]
     steepness = np.hypot(gx, gy)

@@ -69,7 +69,7 @@ def estimate_kernel(blurry: np.ndarray, settings: EstimateSettings = EstimateSet
     """The camera-shake kernel of an HWC RGB (or HW gray) blurry photo."""
     photo = blurry @ LUMA if blurry.ndim == 3 else blurry.astype(np.float32)
     scale = min(1.0, settings.working_side / max(photo.shape))
-    gray = _scaled(photo, scale)
+    gray = downscaled(photo, scale)
     support = min(settings.support, _odd(min(gray.shape) // 3))
     smoothness = min(settings.smoothness / scale, 2 * settings.smoothness)
     kernel = np.zeros((3, 3), np.float32)
@@ -90,15 +90,11 @@ def _iterate(observed: np.ndarray, kernel: np.ndarray, smoothness: float, settin
     return kernel
 
 
-def _scaled(image: np.ndarray, scale: float) -> np.ndarray:
+def downscaled(image: np.ndarray, scale: float) -> np.ndarray:
+    """A 2-D image `scale` (at most 1) times its size."""
     if scale >= 1:
         return image
     return resize(image, (max(1, round(image.shape[0] * scale)), max(1, round(image.shape[1] * scale))))
-
-
-def _extent(kernel: np.ndarray) -> int:
-    ys, xs = np.nonzero(kernel > kernel.max() / 20)
-    return int(max(np.ptp(ys), np.ptp(xs)) + 1)
 
 
 def l0_latent(observed: np.ndarray, kernel: np.ndarray, smoothness: float, settings: EstimateSettings) -> np.ndarray:
