@@ -4,7 +4,7 @@ no seam shows. Images are HWC RGB float32 in [0, 1], as everywhere in deblur."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import get_args
 
@@ -67,6 +67,8 @@ class Deblurrer:
     runner: Callable[[np.ndarray], np.ndarray] | None = None
     runtime: str = "tensorflow"  # the runner's name, for the log line and the identity
     method: str = DEFAULT_METHOD  # network (the model), kernel (`deblur.shake`) or auto (a choice per image)
+    # Which way the last image went, "network" or "kernel": auto's choice, for predict's per-photo line.
+    last_way: str | None = field(default=None, init=False, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         # A compiled predict function: several times less memory than calling the model op by op, and faster.
@@ -168,9 +170,11 @@ class Deblurrer:
 
             restored = restore(image) if self.method == "kernel" else choose(image).deblurred
             if restored is not None:
+                self.last_way = "kernel"
                 if on_tiles:
                     on_tiles(self.calls(height, width, copies))
                 return blend(image, restored, strength)
+        self.last_way = "network"
         if copies == 1:
             return blend(image, self._restore(image, on_tiles), strength)
         total = np.zeros_like(image)

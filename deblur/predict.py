@@ -55,6 +55,7 @@ class PredictReport:
     written: list[Path] = field(default_factory=list)
     failed: list[tuple[Path, DeblurError]] = field(default_factory=list)  # the input, and why it failed
     clips: list[ClipReport] = field(default_factory=list)  # what each written clip took
+    ways: dict[Path, str] = field(default_factory=dict)  # under --method auto: each written photo's way
 
 
 @dataclass(frozen=True)
@@ -163,6 +164,8 @@ def predict_files(
                 report.written.append(clip.target)
             else:
                 report.written.append(predict_one(path, outputs[path], deblurrer, options, progress))
+                if deblurrer.method == "auto":
+                    report.ways[report.written[-1]] = deblurrer.last_way
         except (ImageReadError, OutputExistsError) as err:
             report.failed.append((path, err))
         if progress:

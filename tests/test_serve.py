@@ -261,7 +261,7 @@ def test_the_page_and_its_assets_need_no_internet(client):
 
 def test_model_and_health(client):
     info = client.get("/v1/model").json()
-    assert info["description"] == "a test model" and info["precision"] == "float32"
+    assert info["description"] == "a test model" and info["precision"] == "float32" and info["method"] == "network"
     assert info["architecture"]["width"] == 4
     assert info["limits"] == {"max_bytes": 2_000_000, "max_pixels": 1_000_000, "line": 3}
     health = client.get("/healthz").json()

@@ -169,5 +169,26 @@ def test_a_deblurrer_on_auto_runs_the_model_only_where_auto_leaves_it(tmp_path):
     model_run = deblurrer.run
     deblurrer.run = lambda batch: calls.append(batch.shape) or model_run(batch)
     assert psnr(sharp, deblurrer(blurry)) > psnr(sharp, blurry) + 3 and calls == []
+    assert deblurrer.last_way == "kernel"
     deblurrer(sharp)
-    assert calls == [(1, 256, 256, 3)]
+    assert calls == [(1, 256, 256, 3)] and deblurrer.last_way == "network"
+
+
+def test_predict_on_auto_says_which_way_each_photo_went(tmp_path):
+    from helpers import save_model
+    from PIL import Image
+    from typer.testing import CliRunner
+
+    from deblur.cli import app
+
+    sharp, blurry, _ = shaken(15, seed=4)
+    for name, image in (("sharp", sharp), ("shaken", blurry)):
+        Image.fromarray((image * 255).round().astype(np.uint8)).save(tmp_path / f"{name}.png")
+    model = save_model(tmp_path / "run")
+    photos = [str(tmp_path / "sharp.png"), str(tmp_path / "shaken.png")]
+    result = CliRunner().invoke(
+        app, ["predict", *photos, "--model", str(model), "-q", "--method", "auto", "--out", str(tmp_path / "out")]
+    )
+    assert result.exit_code == 0, result.output
+    assert f"wrote {tmp_path / 'out' / 'sharp.png'} (by the network)" in result.output
+    assert f"wrote {tmp_path / 'out' / 'shaken.png'} (by the camera-shake kernel path)" in result.output

@@ -14,7 +14,7 @@ from deblur.errors import SettingError
 from deblur.imageio import DEFAULT_MAX_PIXELS, WriteFormat
 from deblur.runtime import DEFAULT_RUNTIME, RUNTIME_HELP, Runtime
 from deblur.scale import ENGINE_HELP, WORKER_CPUS, Engine
-from deblur.shake import DEFAULT_METHOD, METHOD_HELP, Method
+from deblur.shake import DEFAULT_METHOD, METHOD_HELP, WAYS, Method
 from deblur.strength import DEFAULT_STRENGTH, MAX_STRENGTH
 from deblur.tiling import DEFAULT_OVERLAP, DEFAULT_TILE, GRID
 from deblur.video.encode import DEFAULT_CRF, Codec, Encoding  # light: PyAV loads on use
@@ -182,7 +182,8 @@ def predict(
     finally:
         bars.close()
     for path in report.written:
-        typer.echo(f"wrote {path}")
+        way = report.ways.get(path)
+        typer.echo(f"wrote {path}" + (f" ({WAYS[way]})" if way else ""))
     for clip in report.clips:
         resumed = f" ({clip.resumed_frames} done before)" if clip.resumed_frames else ""
         speed = f", {clip.frames_per_second:.2f} frames/s" if clip.frames > clip.resumed_frames else ""

@@ -60,7 +60,9 @@ def evaluate(
     progress: bool = True,
 ) -> EvaluationReport:
     """Score the model, the blurry input and (with `baselines`) classical deblurring on every pair."""
-    report = EvaluationReport(model_name, data_name, split, deblurrer.precision, deblurrer.ensemble)
+    report = EvaluationReport(
+        model_name, data_name, split, deblurrer.precision, deblurrer.ensemble, method=deblurrer.method
+    )
     for pair in progress_bar(pairs, desc="evaluating", unit="image", disable=not progress):
         blurry, sharp = _read(pair.blurry), _read(pair.sharp)
         outputs, seconds = {"blurry": blurry}, {}

@@ -7,6 +7,8 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
+from deblur.shake import DEFAULT_METHOD
+
 
 @dataclass
 class ImageResult:
@@ -26,6 +28,7 @@ class EvaluationReport:
     split: str
     precision: str = "float32"  # what the model ran in
     ensemble: int = 1  # mirrored/turned copies averaged per image (deblur.inference.ENSEMBLES)
+    method: str = DEFAULT_METHOD  # what the "model" column ran: the network, the kernel path or auto's choice
     images: list[ImageResult] = field(default_factory=list)
 
     def methods(self) -> list[str]:
@@ -50,6 +53,7 @@ class EvaluationReport:
             "split": self.split,
             "precision": self.precision,
             "ensemble": self.ensemble,
+            "method": self.method,
             "methods": self.methods(),
             "mean": {"psnr": self.mean("psnr"), "ssim": self.mean("ssim"), "images": len(self.images)},
             "images": [asdict(image) for image in self.images],

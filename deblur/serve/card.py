@@ -12,15 +12,20 @@ from typing import Any
 
 import yaml
 
+from deblur.shake import DEFAULT_METHOD
 
-def model_info(path: Path, description: str, precision: str, *, show_path: bool = False) -> dict[str, Any]:
-    """What the page and `/v1/model` show: `description` names the model (no folders: every visitor sees it);
-    with `show_path`, the model file's absolute path too."""
+
+def model_info(
+    path: Path, description: str, precision: str, *, method: str = DEFAULT_METHOD, show_path: bool = False
+) -> dict[str, Any]:
+    """What the page and `/v1/model` show: `description` names the model (no folders: every visitor sees it),
+    `method` how the server deblurs (`deblur.shake.METHODS`); with `show_path`, the model file's absolute path too."""
     folder = path.parent
     info = {
         "description": description,
         "file": path.name,
         "precision": precision,
+        "method": method,
         "architecture": _architecture(folder / "config.yaml"),
         "card": _card_table(folder / "MODEL_CARD.md") or _training_table(folder / "metrics.jsonl"),
     }

@@ -21,6 +21,8 @@ METHOD_HELP = (
     "path, else the network). Tiles and --ensemble are the network's."
 )
 METHODS: tuple[str, ...] = get_args(Method)
+# The two ways an image can go (auto picks one per image), as predict names them.
+WAYS = {"network": "by the network", "kernel": "by the camera-shake kernel path"}
 
 
 def check_method(method: str) -> None:
