@@ -23,6 +23,7 @@ from deblur.shake.fourier import (
     wrap_edges,
 )
 from deblur.shake.restore import restore
+from deblur.shake.split import growing, split
 
 
 def shaken(length: float, seed: int = 3) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -70,6 +71,17 @@ def test_wrap_edges_keeps_the_photo_and_closes_the_loop():
     np.testing.assert_array_equal(wrapped[:30, :50], image)
     # the last added column ramps almost back to the first: no jump where the FFT wraps around
     assert np.abs(wrapped[:30, -1] - image[:, 0]).max() < np.abs(image[:, -1] - image[:, 0]).max() / 2 + 1e-6
+
+
+def test_splitting_with_no_blur_and_no_prior_returns_the_photo_and_betas_grow_to_their_stop():
+    photo = np.random.default_rng(0).random((24, 32)).astype(np.float32)
+    point = np.zeros((3, 3), np.float32)
+    point[1, 1] = 1
+    kept = split(photo, point, lambda gx, gy, beta: (gx, gy), growing(1.0, 100.0, 4.0))
+    np.testing.assert_allclose(kept, photo, atol=1e-5)
+    flat = split(photo, point, lambda gx, gy, beta: (0 * gx, 0 * gy), [1e6])  # all edges dropped: near its mean
+    assert np.ptp(flat) < 0.01 * np.ptp(photo)
+    assert list(growing(1.0, 100.0, 4.0)) == [1.0, 4.0, 16.0, 64.0]
 
 
 def test_centre_moves_the_extent_to_the_middle_by_whole_pixels():

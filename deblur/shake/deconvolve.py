@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from deblur.shake.fourier import gradient_otfs, gradients, gradients_adjoint, image_of, otf, spectrum, wrap_edges
+from deblur.shake.fourier import wrap_edges
+from deblur.shake.split import growing, split
 
 FIDELITY = 2000.0  # against the gradient prior: higher keeps more detail and more noise
-BETAS = (1.0, 256.0, 2 * np.sqrt(2))  # the splitting weight's start, end and growth per step
+BETAS = (1.0, 256.0, 2 * np.sqrt(2))  # the splitting weight's start, stop and growth per step
 
 
 def deconvolve(blurry: np.ndarray, kernel: np.ndarray, fidelity: float = FIDELITY) -> np.ndarray:
@@ -21,23 +22,12 @@ def deconvolve(blurry: np.ndarray, kernel: np.ndarray, fidelity: float = FIDELIT
     channels = []
     for c in range(blurry.shape[2]):
         observed = wrap_edges(np.asarray(blurry[:, :, c], np.float32), kernel.shape[0])
-        channels.append(_deconvolve_channel(observed, kernel, fidelity)[:height, :width])
+        channels.append(split(observed, kernel, _soft, growing(*BETAS), fidelity)[:height, :width])
     return np.clip(np.stack(channels, -1), 0, 1)
 
 
-def _deconvolve_channel(observed: np.ndarray, kernel: np.ndarray, fidelity: float) -> np.ndarray:
-    k_otf = otf(kernel, observed.shape)
-    dx, dy = gradient_otfs(observed.shape)
-    kty = fidelity * np.conj(k_otf) * spectrum(observed)
-    ktk = fidelity * np.abs(k_otf) ** 2
-    dtd = np.abs(dx) ** 2 + np.abs(dy) ** 2
-    latent = observed
-    beta, beta_max, rate = BETAS
-    while beta <= beta_max:
-        gx, gy = gradients(latent)
-        gx -= np.clip(gx, -1 / beta, 1 / beta)  # soft thresholding: the L1 prior's step
-        gy -= np.clip(gy, -1 / beta, 1 / beta)
-        edges = spectrum(gradients_adjoint(gx, gy))
-        latent = image_of((kty + beta * edges) / (ktk + beta * dtd), observed.shape)
-        beta *= rate
-    return latent
+def _soft(gx: np.ndarray, gy: np.ndarray, beta: float) -> tuple[np.ndarray, np.ndarray]:
+    """The L1 prior's step: each gradient component shrunk towards 0 by 1 / beta."""
+    gx -= np.clip(gx, -1 / beta, 1 / beta)
+    gy -= np.clip(gy, -1 / beta, 1 / beta)
+    return gx, gy

@@ -15,16 +15,8 @@ import numpy as np
 from PIL import Image
 from scipy import ndimage
 
-from deblur.shake.fourier import (
-    gradient_otfs,
-    gradients,
-    gradients_adjoint,
-    image_of,
-    kernel_of,
-    otf,
-    spectrum,
-    wrap_edges,
-)
+from deblur.shake.fourier import gradients, kernel_of, otf, spectrum, wrap_edges
+from deblur.shake.split import growing, split
 
 LUMA = np.array([0.299, 0.587, 0.114], np.float32)
 
@@ -99,22 +91,14 @@ def downscaled(image: np.ndarray, scale: float) -> np.ndarray:
 
 def l0_latent(observed: np.ndarray, kernel: np.ndarray, smoothness: float, settings: EstimateSettings) -> np.ndarray:
     """argmin_x |k * x - y|^2 + smoothness |grad x|_0, by half-quadratic splitting."""
-    k_otf = otf(kernel, observed.shape)
-    dx, dy = gradient_otfs(observed.shape)
-    kty = np.conj(k_otf) * spectrum(observed)
-    ktk = np.abs(k_otf) ** 2
-    dtd = np.abs(dx) ** 2 + np.abs(dy) ** 2
-    latent = observed
-    beta = 2 * smoothness
-    while beta < settings.beta_max:
-        gx, gy = gradients(latent)
-        weak = gx**2 + gy**2 < smoothness / beta
+
+    def hard(gx: np.ndarray, gy: np.ndarray, beta: float) -> tuple[np.ndarray, np.ndarray]:
+        weak = gx**2 + gy**2 < smoothness / beta  # the L0 prior's step: a gradient is kept whole or dropped
         gx[weak] = 0
         gy[weak] = 0
-        edges = spectrum(gradients_adjoint(gx, gy))
-        latent = image_of((kty + beta * edges) / (ktk + beta * dtd), observed.shape)
-        beta *= settings.beta_rate
-    return latent
+        return gx, gy
+
+    return split(observed, kernel, hard, growing(2 * smoothness, settings.beta_max, settings.beta_rate))
 
 
 def kernel_step(latent: np.ndarray, observed: np.ndarray, size: int, settings: EstimateSettings) -> np.ndarray:

@@ -1,0 +1,43 @@
+"""Half-quadratic splitting, the loop both halves of the kernel path share: the L0-gradient latent of the
+estimate and the L1-gradient deconvolution.
+
+argmin_x fidelity/2 |k * x - y|^2 + prior(grad x) alternates two easy steps while a weight beta grows: the
+gradients g nearest grad x under the prior (`shrink`, per pixel), then the x whose gradients are nearest g and
+whose blur is nearest y (one division in the Fourier domain, the borders periodic).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+
+import numpy as np
+
+from deblur.shake.fourier import gradient_otfs, gradients, gradients_adjoint, image_of, otf, spectrum
+
+# (gx, gy, beta) -> the shrunk (gx, gy), in place or new
+Shrink = Callable[[np.ndarray, np.ndarray, float], tuple[np.ndarray, np.ndarray]]
+
+
+def split(
+    observed: np.ndarray, kernel: np.ndarray, shrink: Shrink, betas: Iterable[float], fidelity: float = 1.0
+) -> np.ndarray:
+    """The latent 2-D image after one shrink and one Fourier step per beta, starting from `observed`."""
+    k_otf = otf(kernel, observed.shape)
+    dx, dy = gradient_otfs(observed.shape)
+    kty = fidelity * np.conj(k_otf) * spectrum(observed)
+    ktk = fidelity * np.abs(k_otf) ** 2
+    dtd = np.abs(dx) ** 2 + np.abs(dy) ** 2
+    latent = observed
+    for beta in betas:
+        gx, gy = shrink(*gradients(latent), beta)
+        edges = spectrum(gradients_adjoint(gx, gy))
+        latent = image_of((kty + beta * edges) / (ktk + beta * dtd), observed.shape)
+    return latent
+
+
+def growing(start: float, stop: float, rate: float) -> Iterable[float]:
+    """start, start * rate, ... while below `stop`."""
+    beta = start
+    while beta < stop:
+        yield beta
+        beta *= rate
