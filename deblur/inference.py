@@ -55,7 +55,7 @@ def check_min_side(width: int, height: int, name: str) -> None:
 class Deblurrer:
     """A loaded model with its tiling settings; call it on an HWC RGB float32 image in [0, 1]."""
 
-    model: keras.Model
+    model: keras.Model | None  # None under method "kernel", which never runs it
     precision: str = "float32"
     tile: int = DEFAULT_TILE
     overlap: int = DEFAULT_OVERLAP
@@ -247,9 +247,16 @@ def load_deblurrer(
     check_method(method)
     if runtime not in ("tensorflow", "openvino"):
         raise SettingError(f"runtime must be tensorflow or openvino here; got {runtime!r}", settings=("runtime",))
+    if precision not in get_args(InferencePrecision):
+        choices = ", ".join(get_args(InferencePrecision))
+        raise SettingError(f"precision must be one of {choices}; got {precision!r}", settings=("precision",))
     path = Path(path)
     if not path.is_file():
         raise ModelLoadError(f"model file {path} not found")
+    if method == "kernel":  # the model never runs: not loading it saves seconds and hundreds of MB
+        return Deblurrer(
+            None, "float32", tile, overlap, ensemble=ensemble, strength=strength, model_file=path, method=method
+        )
     import deblur.model  # noqa: F401  registers the custom layers for loading
 
     try:
@@ -263,9 +270,6 @@ def load_deblurrer(
         or tuple(model.outputs[0].shape[1:]) != (None, None, 3)
     ):
         raise ModelLoadError(f"{path} is a Keras model but not a deblur model (it must map any-size RGB to RGB)")
-    if precision not in get_args(InferencePrecision):
-        choices = ", ".join(get_args(InferencePrecision))
-        raise SettingError(f"precision must be one of {choices}; got {precision!r}", settings=("precision",))
     if runtime == "openvino":
         from deblur.runtime.openvino import OpenVinoRunner, cached_ir
 

@@ -139,6 +139,7 @@ def test_predict_method_kernel_deblurs_without_the_model(tmp_path):
     model = save_model(tmp_path / "run")
     deblurrer = load_deblurrer(model, method="kernel")
     assert deblurrer.settings == "the camera-shake kernel path, not the model"
+    assert deblurrer.model is None  # not even loaded
     deblurrer.runner = lambda batch: pytest.fail("the kernel path ran the model")
     assert psnr(sharp, deblurrer(blurry)) > psnr(sharp, blurry) + 3
     args = ["predict", str(tmp_path / "shaken.png"), "--model", str(model), "-q", "--out"]
