@@ -7,7 +7,10 @@
    process so its peak memory (the process's maximum resident set) is its own. Seconds are the best of --repeats
    after a warm-up call; the kernel path's ratio to the network's is the figure the issue asks for.
 
-    python benchmarks/shake.py [--sizes 1280x720,4000x3000] [--repeats 2]
+    python benchmarks/shake.py [--sizes 1280x720,4000x3000] [--repeats 2] [--shake 0.03]
+
+`--shake` is the shake's length as a share of the photo's longer side: a long one (0.08) makes `auto` estimate and
+then distrust the estimate, its slowest way.
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ import time
 METHODS = ("network", "kernel", "auto")
 
 
-def measure(method: str, width: int, height: int, repeats: int) -> dict:
+def measure(method: str, width: int, height: int, repeats: int, shake: float) -> dict:
     """In this process: seconds for one photo by `method`, and the peak memory."""
     import numpy as np
     from scipy.signal import fftconvolve
@@ -31,7 +34,7 @@ def measure(method: str, width: int, height: int, repeats: int) -> dict:
     from deblur.inference import open_deblurrer
     from deblur.timings.photos import sample_photo
 
-    kernel = trajectory_kernel(shake_trajectory(np.random.default_rng(0), 0.03 * max(width, height)))
+    kernel = trajectory_kernel(shake_trajectory(np.random.default_rng(0), shake * max(width, height)))
     sharp = sample_photo(width, height)
     blurry = np.stack([fftconvolve(sharp[:, :, c], kernel, mode="same") for c in range(3)], -1).astype(np.float32)
     deblurrer, _ = open_deblurrer(None, method=method, log=lambda _: None)
@@ -58,18 +61,20 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sizes", default="1280x720,4000x3000")
     parser.add_argument("--repeats", type=int, default=2)
+    parser.add_argument("--shake", type=float, default=0.03)
     parser.add_argument("--one", nargs=3, help=argparse.SUPPRESS)  # method width height: the child's part
     args = parser.parse_args()
     if args.one:
         method, width, height = args.one
-        print(json.dumps(measure(method, int(width), int(height), args.repeats)))
+        print(json.dumps(measure(method, int(width), int(height), args.repeats, args.shake)))
         return
 
     from deblur.hardware import cpu_name
     from deblur.timings.flops import matmul_rate
 
     rates = {dtype: matmul_rate(dtype).gflops for dtype in ("float32", "bfloat16")}
-    print(f"CPU: {cpu_name()}; matmul float32 {rates['float32']:.0f}, bfloat16 {rates['bfloat16']:.0f} GFLOP/s")
+    matmul = f"matmul float32 {rates['float32']:.0f}, bfloat16 {rates['bfloat16']:.0f} GFLOP/s"
+    print(f"CPU: {cpu_name()}; {matmul}; shake {args.shake:g} of the longer side")
     print("| photo | method | runs as | seconds | peak memory (MB) | against the network |")
     print("| --- | --- | --- | ---: | ---: | ---: |")
     for size in args.sizes.split(","):
@@ -81,6 +86,8 @@ def main() -> None:
                 __file__,
                 "--repeats",
                 str(args.repeats),
+                "--shake",
+                str(args.shake),
                 "--one",
                 method,
                 str(width),

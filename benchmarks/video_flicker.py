@@ -8,6 +8,10 @@ for the sharp photo (0: it never changes). Output flicker above the input's woul
 below it, the model steadies the picture. Also the PSNR of each against the sharp photo.
 
     python benchmarks/video_flicker.py [--photo PATH] [--frames 24] [--size 720] [--model pretrained|F]
+                                       [--method network|kernel]
+
+`--method kernel` measures the camera-shake kernel path on the same clip (an estimate per frame; `auto` sends clips
+to the network, so it measures the network).
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ from deblur.hardware import cpu_name
 from deblur.inference import open_deblurrer
 from deblur.losses import image_psnr
 from deblur.predict import predict_files
+from deblur.shake import DEFAULT_METHOD, METHODS
 from deblur.timings.photos import write_clip
 
 
@@ -35,6 +40,7 @@ def main() -> None:
     parser.add_argument("--size", type=int, default=720, help="frame height; width 16:9")
     parser.add_argument("--max-length", type=float, default=15.0, help="longest shake per frame, px")
     parser.add_argument("--model", default=None)
+    parser.add_argument("--method", default=DEFAULT_METHOD, choices=METHODS)
     args = parser.parse_args()
     import av
 
@@ -47,7 +53,7 @@ def main() -> None:
     sharp = np.asarray(big)[:height, :width].astype(np.float32) / 255
     rng = np.random.default_rng(0)
     print(f"CPU: {cpu_name()}; {args.frames} frames of {width}x{height}, shake up to {args.max_length:g} px a frame")
-    deblurrer, chosen = open_deblurrer(args.model, log=print)
+    deblurrer, chosen = open_deblurrer(args.model, method=args.method, log=print)
     with tempfile.TemporaryDirectory() as tmp:
         clip = Path(tmp) / "still.mp4"
         frames = []

@@ -4,7 +4,7 @@ no seam shows. Images are HWC RGB float32 in [0, 1], as everywhere in deblur."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import get_args
 
@@ -130,6 +130,21 @@ class Deblurrer:
             "strength": self.strength,
             "method": self.method,
         }
+
+    def for_clips(self) -> tuple[Deblurrer, str]:
+        """Under kernel or auto, what a clip's frames go through instead, and a note for the clip's report.
+
+        The kernel path estimates each frame's shake on its own, so its results jump from frame to frame
+        (benchmarks/video_flicker.py: 3.69 levels between frames against the input's 2.10 and the network's 1.65),
+        and auto would switch ways between frames: auto sends clips to the network; kernel, asked for, stays."""
+        if self.method == "auto":
+            return replace(self, method="network"), "--method auto: clips go to the network (per-frame choices flicker)"
+        if self.method == "kernel":
+            return (
+                self,
+                "--method kernel estimates each frame's shake on its own: expect flicker; the network is steadier",
+            )
+        return self, ""
 
     def frames_per_call(self, height: int, width: int) -> int:
         """How many images of this size one model call takes: as many as fit `call_pixels`, 1 when tiled or

@@ -105,6 +105,20 @@ def test_frames_equal_predicts_on_the_same_frames(model, tmp_path):
         assert np.abs(written.astype(float) - expected).mean() < 2
 
 
+def test_clips_under_auto_go_to_the_network_and_kernel_warns_of_flicker(model, tmp_path):
+    source = make_clip(tmp_path / "clip.mkv", frames=3, size=(49, 65), audio=False)
+    args = ["--model", model, "--crf", "0", "--precision", "float32", "--out"]
+    result = predict(source, *args, tmp_path / "auto", "--method", "auto")
+    assert result.exit_code == 0 and "--method auto: clips go to the network" in result.output, result.output
+    deblurrer = load_deblurrer(model, precision="float32")
+    for frame, written in zip(pixels(source), pixels(tmp_path / "auto" / "clip.mkv"), strict=True):
+        expected = np.round(np.clip(deblurrer(frame / 255.0), 0, 1) * 255)
+        assert np.abs(written.astype(float) - expected).mean() < 2
+    result = predict(source, *args, tmp_path / "kernel", "--method", "kernel")
+    assert result.exit_code == 0 and "expect flicker" in result.output, result.output
+    assert len(pixels(tmp_path / "kernel" / "clip.mkv")) == 3
+
+
 def test_odd_sides_keep_their_size(model, tmp_path):
     source = make_clip(tmp_path / "odd.mp4", frames=3, size=(49, 65), audio=False)
     result = predict(source, "--model", model, "--out", tmp_path / "out")
