@@ -363,7 +363,7 @@ def open_deblurrer(
         log(f"method: {deblurrer.settings}")
     else:
         log(f"model: {chosen.description}, in {deblurrer.settings}")
-    if hint:
+    if hint and deblurrer.method != "kernel":  # the hint is about running the model
         log(hint)
     return deblurrer, chosen
 

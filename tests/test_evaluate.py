@@ -33,6 +33,16 @@ def synthetic(tmp_path_factory):
     return data, model
 
 
+def test_the_kernel_method_is_named_in_the_table_and_the_json(synthetic, tmp_path):
+    data, model = synthetic
+    out = tmp_path / "kernel.json"
+    args = ["evaluate", "--model", str(model), "--data", str(data), "--out", str(out), "--method", "kernel", "-q"]
+    result = runner.invoke(app, [*args, "--no-baselines", "--limit", "1"])
+    assert result.exit_code == 0, result.output
+    assert "(the model column is --method kernel)" in result.output
+    assert json.loads(out.read_text())["method"] == "kernel"
+
+
 def test_table_and_json_side_by_side(synthetic, tmp_path):
     data, model = synthetic
     out = tmp_path / "results.json"

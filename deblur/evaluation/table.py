@@ -18,7 +18,8 @@ def results_table(report: EvaluationReport, max_rows: int = 30) -> str:
     if len(report.images) > max_rows:  # said just above the mean row, which covers every image
         lines.insert(-1, f"... {len(report.images) - max_rows} more in the JSON report")
     if "model" in psnr and "blurry" in psnr:
-        lines.append(f"model vs blurry: {psnr['model'] - psnr['blurry']:+.2f} dB")
+        how = f" (the model column is --method {report.method})" if report.method != "network" else ""
+        lines.append(f"model vs blurry: {psnr['model'] - psnr['blurry']:+.2f} dB{how}")
     return "\n".join(lines)
 
 
