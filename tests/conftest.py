@@ -6,6 +6,9 @@ from __future__ import annotations
 import os
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+# OpenVINO's converter sends usage telemetry from a forked process at each conversion unless it sees a CI; in a
+# test process full of threads one such fork deadlocked the whole run (test_strength, 2026-11-25).
+os.environ.setdefault("CI", "true")
 
 import keras  # noqa: E402
 import pytest  # noqa: E402
