@@ -54,7 +54,7 @@ class Estimate:
     @property
     def extent(self) -> int:
         """The estimate's length at the working scale, in px: the longer side of its support's bounding box."""
-        ys, xs = np.nonzero(self.working > self.working.max() / 20)
+        ys, xs = _support(self.working)
         return int(max(np.ptp(ys), np.ptp(xs)) + 1)
 
 
@@ -165,12 +165,17 @@ def centre(kernel: np.ndarray) -> np.ndarray:
     deconvolved with a kernel centred so lines up with the sharp one; centring by the centre of mass shifted
     results by up to 8 px. A subpixel shift would blur the kernel.
     """
-    ys, xs = np.nonzero(kernel > kernel.max() / 20)
+    ys, xs = _support(kernel)
     if len(ys) == 0:
         return kernel
     middle = kernel.shape[0] // 2
     shift = (round(middle - (ys.min() + ys.max()) / 2), round(middle - (xs.min() + xs.max()) / 2))
     return ndimage.shift(kernel, shift, order=0, mode="constant")
+
+
+def _support(kernel: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Rows and columns of the kernel's support: its values above the faint part `clean` drops (1/20 of the peak)."""
+    return np.nonzero(kernel > kernel.max() / 20)
 
 
 def _at_scale(kernel: np.ndarray, factor: float) -> np.ndarray:
