@@ -114,10 +114,14 @@ class DeblurWorker:
 
 
 def _limit_threads(threads: int) -> None:
-    """TensorFlow's thread pools to `threads`, so that workers sharing a machine do not fight over its cores.
-    Only a fresh process can be limited; one whose TensorFlow has already started keeps its pools."""
+    """TensorFlow's thread pools (and the kernel path's) to `threads`, so that workers sharing a machine do not
+    fight over its cores. Only a fresh process can be limited; one whose TensorFlow has already started keeps its
+    pools."""
     import tensorflow as tf
 
+    from deblur.shake import deconvolve
+
+    deconvolve.THREADS = threads
     try:
         tf.config.threading.set_intra_op_parallelism_threads(threads)
         tf.config.threading.set_inter_op_parallelism_threads(1)

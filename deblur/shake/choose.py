@@ -19,7 +19,9 @@ from deblur.shake.deconvolve import deconvolve
 from deblur.shake.estimate import LUMA, Estimate, EstimateSettings, downscaled, estimate_kernel
 
 SHARPNESS_LIMIT = 1.4  # below it, no region of the photo is sharp: blurred all over
-TRUSTED_EXTENT = 0.67  # of the support: a longer estimate is taken as a failed one
+# Of the support: a longer estimate is taken as a failed one. Auto's mean gain, dB, on Lai's 100 / a held-out set
+# of noisy photos: 0.67 +2.80 / +0.86; 0.8 +3.06 / +0.89; no limit +3.58 / +0.57 (worst photo -8.2).
+TRUSTED_EXTENT = 0.8
 TILE = 48  # px at the working scale, overlapping by half
 FLAT = 0.04  # tiles with less contrast (standard deviation) say nothing about sharpness
 
@@ -57,7 +59,7 @@ def choose(image: np.ndarray, settings: EstimateSettings | None = None) -> Choic
     measured = sharpness(image)
     if measured >= SHARPNESS_LIMIT:
         return Choice(measured, None, None)
-    estimate = estimate_kernel(image, settings or EstimateSettings())
+    estimate = estimate_kernel(image, settings or EstimateSettings(), longest=TRUSTED_EXTENT)
     if estimate.extent > TRUSTED_EXTENT * estimate.support:
         return Choice(measured, estimate, None)
     return Choice(measured, estimate, deconvolve(image, estimate.kernel))

@@ -7,6 +7,9 @@ gradients and one division in the Fourier domain. Written here from the paper.
 
 from __future__ import annotations
 
+import os
+from concurrent.futures import ThreadPoolExecutor
+
 import numpy as np
 
 from deblur.shake.fourier import wrap_edges
@@ -14,15 +17,21 @@ from deblur.shake.split import growing, split
 
 FIDELITY = 2000.0  # against the gradient prior: higher keeps more detail and more noise
 BETAS = (1.0, 256.0, 2 * np.sqrt(2))  # the splitting weight's start, stop and growth per step
+# Channels deconvolved at once, on threads (numpy and scipy's FFTs release the GIL): the cores the process may use.
+# `deblur.scale`'s workers lower it to their share of the machine.
+THREADS = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
 
 
 def deconvolve(blurry: np.ndarray, kernel: np.ndarray, fidelity: float = FIDELITY) -> np.ndarray:
     """The deblurred HWC RGB photo in [0, 1], each channel on its own."""
     height, width = blurry.shape[:2]
-    channels = []
-    for c in range(blurry.shape[2]):
+
+    def channel(c: int) -> np.ndarray:
         observed = wrap_edges(np.asarray(blurry[:, :, c], np.float32), kernel.shape[0])
-        channels.append(split(observed, kernel, _soft, growing(*BETAS), fidelity)[:height, :width])
+        return split(observed, kernel, _soft, growing(*BETAS), fidelity)[:height, :width]
+
+    with ThreadPoolExecutor(max(1, min(THREADS, blurry.shape[2]))) as pool:
+        channels = list(pool.map(channel, range(blurry.shape[2])))
     return np.clip(np.stack(channels, -1), 0, 1)
 
 
