@@ -1,0 +1,223 @@
+"""How much each `--method` gains over the blurry input on camera shake and on scene motion: the model card's
+figures for the kernel path, re-measured on your machine.
+
+    # held-out sets made from any folder of sharp photos (never the ones you measure on): camera shake blurred in
+    # linear light with noise and JPEG, 255 px grayscale crops (blurred in linear light and in sRGB values), and
+    # scene motion that varies across the photo (what `auto` must leave to the network)
+    python benchmarks/shake_quality.py make --photos ../shared/data/photos --out /tmp/heldout
+
+    # gain per set and method; a set is a folder with blur/ and sharp/ (Lai et al.'s <photo>_kernel_0K.png
+    # names are matched to sharp/<photo>.png)
+    python benchmarks/shake_quality.py score ../shared/data/camera_shake_dev ../shared/data/gopro_real_dev \
+        /tmp/heldout/* --methods network,kernel,auto [--every 2] [--log scores.jsonl]
+
+    # a before/after strip for the docs: crops of the blurry photo, the network's and the kernel path's results
+    # (and the sharp photo, with each result's gain, when given)
+    python benchmarks/shake_quality.py strip blurry.png [--sharp sharp.png] --crop 100,80,280 --out strip.jpg
+
+PSNR gain over the blurry input, both at their best whole-pixel shift within `--reach` px (a blind estimate is
+known only up to a shift; Lai et al. and Levin et al. score so) and with no shift, a border left out (40 px; 20
+on photos under 400 px). GOPRO-style pairs (a folder name with "gopro") are scored with no shift: their sharp
+frame is the middle of the exposure, as the network learnt. Every method runs through `open_deblurrer`, as
+`deblur predict` runs it; `auto` reports how many images went the kernel path's way.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from pathlib import Path
+
+import numpy as np
+from PIL import Image
+
+SUFFIXES = {".png", ".jpg", ".jpeg", ".webp", ".bmp"}
+
+
+def make(photos: Path, out: Path, seed: int = 36) -> None:
+    """Four held-out sets of 32 pairs each from `photos` (each photo in one set only)."""
+    from deblur.config import SynthConfig
+    from deblur.data.degrade import degrade
+    from deblur.data.kernels import GAMMA, apply_blur, shake_trajectory, trajectory_kernel
+
+    rng = np.random.default_rng(seed)
+    files = sorted(p for p in photos.rglob("*") if p.suffix.lower() in SUFFIXES)
+    chosen = [files[i] for i in rng.choice(len(files), min(len(files), 128), replace=False)]
+    recipes = ("shake_photos", "shake_small_linear", "shake_small_srgb", "scene_motion")
+    for index, path in enumerate(chosen):
+        recipe = recipes[index % len(recipes)]
+        sharp = np.asarray(Image.open(path).convert("RGB"), np.float32) / 255
+        name = f"{path.parent.name}_{path.stem}"
+        quality = None
+        if recipe == "scene_motion":
+            # half rolled/zoomed camera paths (blur everywhere, varying), half a kernel over random regions
+            if index % 8 < 4:
+                config = SynthConfig(blur="motion", min_length=8, max_length=40, max_rotation=4, max_zoom=0.04)
+            else:
+                config = SynthConfig(path="smooth", varying=1.0, min_length=8, max_length=40)
+            config.linear_light, config.noise, config.min_noise = True, 0.006, 0.001
+            blurry = degrade(np.round(sharp * 255).astype(np.uint8), rng, config)[0].astype(np.float32) / 255
+        else:
+            if recipe != "shake_photos":
+                sharp = _gray_crop(sharp, 255)
+            length = rng.uniform(15, 60) if recipe == "shake_photos" else rng.uniform(13, 27)
+            path_ = shake_trajectory(rng, length)
+            middle = complex((path_.real.min() + path_.real.max()) / 2, (path_.imag.min() + path_.imag.max()) / 2)
+            kernel = trajectory_kernel(path_, middle)  # anchored at its extent's middle, as recorded kernels are
+            gamma = 1.0 if recipe == "shake_small_srgb" else GAMMA
+            blurry = np.power(np.clip(apply_blur(np.power(sharp, gamma), kernel), 0, 1), 1 / gamma)
+            if recipe == "shake_photos":  # a camera's noise, then its JPEG
+                blurry = blurry + rng.normal(0, rng.uniform(0.005, 0.02), blurry.shape)
+                quality = int(rng.integers(80, 96))
+            else:  # the same noise in every channel: the photo stays gray
+                blurry = blurry + rng.normal(0, 0.005, blurry.shape[:2] + (1,))
+        for folder, image, options in (("blur", blurry, quality), ("sharp", sharp, None)):
+            (out / recipe / folder).mkdir(parents=True, exist_ok=True)
+            pixels = Image.fromarray(np.clip(np.round(image * 255), 0, 255).astype(np.uint8))
+            suffix = ".jpg" if options else ".png"
+            pixels.save(out / recipe / folder / (name + suffix), **({"quality": options} if options else {}))
+    print(f"wrote {', '.join(str(out / r) for r in recipes)}")
+
+
+def _gray_crop(photo: np.ndarray, side: int) -> np.ndarray:
+    """The middle `side` x `side` of the photo scaled so its short side is `side`, in gray (as RGB)."""
+    height, width = photo.shape[:2]
+    scale = side / min(height, width)
+    size = (max(side, round(width * scale)), max(side, round(height * scale)))
+    image = Image.fromarray(np.round(photo * 255).astype(np.uint8)).resize(size, Image.Resampling.LANCZOS)
+    gray = np.asarray(image.convert("L"), np.float32) / 255
+    top, left = (gray.shape[0] - side) // 2, (gray.shape[1] - side) // 2
+    return np.repeat(gray[top : top + side, left : left + side, None], 3, axis=2)
+
+
+def pairs(root: Path) -> list[tuple[str, Path, Path]]:
+    """(name, blurry, sharp) for every image in root/blur with a partner in root/sharp."""
+    sharp = {p.stem: p for p in (root / "sharp").iterdir() if p.suffix.lower() in SUFFIXES}
+    found = []
+    for blurry in sorted((root / "blur").iterdir()):
+        partner = sharp.get(blurry.stem) or sharp.get(blurry.stem.split("_kernel_")[0])
+        if blurry.suffix.lower() in SUFFIXES and partner:
+            found.append((blurry.stem, blurry, partner))
+    return found
+
+
+def _read(path: Path) -> np.ndarray:
+    return np.asarray(Image.open(path).convert("RGB"), np.float32) / 255
+
+
+def aligned_psnr(sharp: np.ndarray, image: np.ndarray, border: int, reach: int) -> float:
+    """PSNR at the best whole-pixel shift of `image` within `reach` px, `border` px left out."""
+    height, width = sharp.shape[:2]
+    inner = sharp[border : height - border, border : width - border]
+    best = 0.0
+    for dy in range(-reach, reach + 1):
+        for dx in range(-reach, reach + 1):
+            shifted = image[border + dy : height - border + dy, border + dx : width - border + dx]
+            best = max(best, 10 * np.log10(1 / max(float(np.mean((shifted - inner) ** 2)), 1e-10)))
+    return best
+
+
+def score(folders: list[Path], methods: list[str], every: int, reach: int, log: Path | None) -> None:
+    from deblur.hardware import cpu_name
+    from deblur.inference import open_deblurrer
+
+    print(f"CPU: {cpu_name()}")
+    print("| set | method | images | gain at best shift (dB) | no shift | median | worst | below 0 | kernel path |")
+    print("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+    deblurrers = {m: open_deblurrer(None, method=m, log=lambda _: None)[0] for m in methods}
+    for folder in folders:
+        found = pairs(folder)[::every]
+        shift = 0 if "gopro" in folder.name.lower() else reach
+        for method, deblurrer in deblurrers.items():
+            rows = []
+            for name, blurry_path, sharp_path in found:
+                blurry, sharp = (_read(p) for p in (blurry_path, sharp_path))
+                border = 40 if min(sharp.shape[:2]) >= 400 else 20
+                started = time.perf_counter()
+                restored = np.clip(deblurrer(blurry), 0, 1)
+                seconds = time.perf_counter() - started
+                row = {
+                    "set": folder.name,
+                    "method": method,
+                    "image": name,
+                    "gain": aligned_psnr(sharp, restored, border, shift) - aligned_psnr(sharp, blurry, border, shift),
+                    "gain_no_shift": aligned_psnr(sharp, restored, border, 0) - aligned_psnr(sharp, blurry, border, 0),
+                    "way": deblurrer.last_way,
+                    "seconds": round(seconds, 3),
+                }
+                rows.append(row)
+                if log:
+                    with log.open("a") as file:
+                        file.write(json.dumps(row) + "\n")
+            gains = np.array([r["gain"] for r in rows])
+            kernel_share = np.mean([r["way"] == "kernel" for r in rows])
+            print(
+                f"| {folder.name} | {method} | {len(rows)} | {gains.mean():+.2f} | "
+                f"{np.mean([r['gain_no_shift'] for r in rows]):+.2f} | {np.median(gains):+.2f} | {gains.min():+.2f} | "
+                f"{np.mean(gains < 0):.0%} | {kernel_share:.0%} |",
+                flush=True,
+            )
+
+
+def strip(blurry_path: Path, sharp_path: Path | None, crop: str, out: Path) -> None:
+    from PIL import ImageDraw
+
+    from deblur.files import atomic_path
+    from deblur.inference import open_deblurrer
+
+    left, top, side = (int(n) for n in crop.split(","))
+    blurry = _read(blurry_path)
+    sharp = _read(sharp_path) if sharp_path else None
+    panels = [("blurry", blurry)]
+    for method in ("network", "kernel"):
+        result = np.clip(open_deblurrer(None, method=method, log=lambda _: None)[0](blurry), 0, 1)
+        label = "network" if method == "network" else "--method kernel"
+        if sharp is not None:
+            border = 40 if min(sharp.shape[:2]) >= 400 else 20
+            gain = aligned_psnr(sharp, result, border, 3) - aligned_psnr(sharp, blurry, border, 3)
+            label += f" {gain:+.2f} dB"
+        panels.append((label, result))
+    if sharp is not None:
+        panels.append(("sharp", sharp))
+    gap, caption = 6, 20
+    canvas = Image.new("RGB", (len(panels) * (side + gap) - gap, side + caption), "white")
+    draw = ImageDraw.Draw(canvas)
+    for index, (label, image) in enumerate(panels):
+        piece = np.round(image[top : top + side, left : left + side] * 255).astype(np.uint8)
+        canvas.paste(Image.fromarray(piece), (index * (side + gap), caption))
+        draw.text((index * (side + gap) + 2, 3), label, fill="black", font_size=15)
+    with atomic_path(out, suffix=out.suffix) as tmp:
+        canvas.save(tmp, format="JPEG", quality=90)
+    print(f"wrote {out}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    commands = parser.add_subparsers(dest="command", required=True)
+    making = commands.add_parser("make", help="held-out sets from a folder of sharp photos")
+    making.add_argument("--photos", type=Path, required=True)
+    making.add_argument("--out", type=Path, required=True)
+    making.add_argument("--seed", type=int, default=36)
+    scoring = commands.add_parser("score", help="gain per set and method")
+    scoring.add_argument("folders", type=Path, nargs="+")
+    scoring.add_argument("--methods", default="network,kernel,auto")
+    scoring.add_argument("--every", type=int, default=1, help="every n-th image of each set")
+    scoring.add_argument("--reach", type=int, default=3, help="the largest shift searched, px")
+    scoring.add_argument("--log", type=Path, help="per-image JSON lines, appended")
+    stripping = commands.add_parser("strip", help="a before/after strip of crops")
+    stripping.add_argument("blurry", type=Path)
+    stripping.add_argument("--sharp", type=Path)
+    stripping.add_argument("--crop", default="0,0,280", help="left,top,side in px")
+    stripping.add_argument("--out", type=Path, required=True)
+    args = parser.parse_args()
+    if args.command == "make":
+        make(args.photos, args.out, args.seed)
+    elif args.command == "score":
+        score(args.folders, args.methods.split(","), args.every, args.reach, args.log)
+    else:
+        strip(args.blurry, args.sharp, args.crop, args.out)
+
+
+if __name__ == "__main__":
+    main()
