@@ -121,6 +121,22 @@ def test_a_large_photo_is_estimated_downscaled_and_the_kernel_scaled_back():
     assert estimate.kernel.shape[0] % 2 == 1
 
 
+def test_an_estimate_longer_than_auto_trusts_is_not_refined(monkeypatch):
+    import deblur.shake.estimate as estimate_module
+
+    _, blurry, _ = shaken(9)
+    large = np.kron(blurry, np.ones((3, 3, 1), np.float32))
+    settings = EstimateSettings(working_side=256)
+    climbed = []
+    real_scales = estimate_module.refinement_scales
+    monkeypatch.setattr(estimate_module, "refinement_scales", lambda *a: climbed.append(a) or real_scales(*a))
+    distrusted = estimate_kernel(large, settings, longest=0.01)  # every estimate is longer than 1% of the support
+    assert not climbed and distrusted.kernel.shape[0] == pytest.approx(3 * distrusted.working.shape[0], abs=2)
+    assert distrusted.extent > 0.01 * distrusted.support
+    estimate_kernel(large, settings, longest=1.0)
+    assert climbed  # a trusted one is refined up to the photo's size
+
+
 def test_the_edge_threshold_keeps_enough_pixels_in_every_direction_and_no_more():
     rng = np.random.default_rng(0)
     gx, gy = rng.normal(size=(2, 60, 80)).astype(np.float32)
