@@ -23,7 +23,10 @@ def test_sixteen_clients_forty_eight_requests(model):
     assert report.problems() == []
     statuses = [outcome.status for outcome in report.outcomes]
     assert len(statuses) == 48 and statuses.count(None) == 8  # the aborted uploads
-    assert statuses.count(200) >= 4  # the line takes some, and refuses the rest at once with 503
+    # The line (4 waiting + 1 running) fills before it refuses: with every photo, the truncated one (its header is
+    # fine, so it waits its turn and is answered 400 then) takes a place too, so a burst can leave 200s fewer than 5.
+    admitted = [o for o in report.outcomes if o.status == 200 or (o.name == "cut.png" and o.status == 400)]
+    assert len(admitted) >= 5 and statuses.count(200) >= 2, report.summary()
     assert {outcome.status for outcome in report.outcomes if outcome.kind == "bad"} <= {400, 415, 503}
     assert report.rss_after_mb < report.rss_before_mb * 1.2 + 100
     assert all(outcome.seconds < 120 for outcome in report.outcomes)
