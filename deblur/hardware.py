@@ -2,7 +2,8 @@
 
 The ground floor for hardware facts: training chooses its precision from them, inference its number format, and
 the timings and benchmarks record them beside every figure (figures mean little without the hardware). Reading
-/proc/cpuinfo needs nothing; the device queries import TensorFlow only when called.
+/proc/cpuinfo needs nothing; the device queries ask Keras' backend (TensorFlow, or JAX where Keras runs on JAX:
+a GPU machine may have no TensorFlow at all), importing it only when called.
 """
 
 from __future__ import annotations
@@ -45,7 +46,27 @@ def cpu_name(cpuinfo: Path = CPUINFO) -> str:
     return name
 
 
+def keras_backend() -> str:
+    """The backend Keras runs on in this process ("tensorflow", "jax" or "torch")."""
+    import keras
+
+    return keras.backend.backend()
+
+
+def _jax_gpus() -> list:
+    import jax
+
+    try:
+        return jax.devices("gpu")
+    except RuntimeError:  # no GPU platform in this jaxlib, or no GPU
+        return []
+
+
 def gpu_compute_capabilities() -> list[tuple[int, int]]:
+    if keras_backend() == "jax":
+        # CUDA devices carry their capability as "9.0"; other GPU platforms have none.
+        found = [getattr(gpu, "compute_capability", "0.0") or "0.0" for gpu in _jax_gpus()]
+        return [tuple(int(part) for part in str(cc).split(".")[:2]) for cc in found]
     import tensorflow as tf
 
     capabilities = []
@@ -56,6 +77,12 @@ def gpu_compute_capabilities() -> list[tuple[int, int]]:
 
 
 def gpu_descriptions() -> list[str]:
+    if keras_backend() == "jax":
+        described = []
+        for gpu in _jax_gpus():
+            capability = getattr(gpu, "compute_capability", None)
+            described.append(gpu.device_kind + (f" (compute capability {capability})" if capability else ""))
+        return described
     import tensorflow as tf
 
     described = []
@@ -68,6 +95,13 @@ def gpu_descriptions() -> list[str]:
 
 
 def has_tpu() -> bool:
+    if keras_backend() == "jax":
+        import jax
+
+        try:
+            return bool(jax.devices("tpu"))
+        except RuntimeError:
+            return False
     import tensorflow as tf
 
     return bool(tf.config.list_logical_devices("TPU"))
@@ -81,15 +115,18 @@ def native_bfloat16_inference() -> bool:
 
 def describe_device() -> dict:
     """The hardware and versions, recorded beside timings and benchmark figures."""
-    import keras
-    import tensorflow as tf
+    import importlib
 
+    import keras
+
+    backend = keras_backend()
     return {
         "cpu": cpu_name(),
         "cpu_cores": os.cpu_count(),
         "cpu_bfloat16": cpu_bf16_flags(),
         "gpus": gpu_descriptions(),
-        "tensorflow": tf.__version__,
+        "backend": backend,
+        backend: importlib.import_module(backend).__version__,  # "tensorflow": "2.21.0", as before JAX came
         "keras": keras.__version__,
         "python": platform.python_version(),
     }

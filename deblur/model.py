@@ -24,6 +24,29 @@ GRADIENTS = {
 # === Layers ===
 
 
+def mirror_pad(inputs, top: int, bottom: int, left: int, right: int, *, repeat_edge: bool):
+    """Mirror-pads NHWC height and width with slices, flips and concatenation.
+
+    For Keras' torch backend, whose `ops.pad` refuses "reflect" on NHWC and turns "symmetric" into "replicate"
+    (Keras 3.15); TensorFlow and JAX keep `ops.pad`, one op. `repeat_edge` mirrors with the edge row repeated
+    ("symmetric"), else without it ("reflect"). Pads are at most the side (less than it, for "reflect").
+    """
+    skip = 0 if repeat_edge else 1
+    height, width = ops.shape(inputs)[1], ops.shape(inputs)[2]
+    parts = [inputs]
+    if top:
+        parts.insert(0, ops.flip(inputs[:, skip : skip + top], axis=1))
+    if bottom:
+        parts.append(ops.flip(inputs[:, height - bottom - skip : height - skip], axis=1))
+    padded = ops.concatenate(parts, axis=1) if len(parts) > 1 else inputs
+    parts = [padded]
+    if left:
+        parts.insert(0, ops.flip(padded[:, :, skip : skip + left], axis=2))
+    if right:
+        parts.append(ops.flip(padded[:, :, width - right - skip : width - skip], axis=2))
+    return ops.concatenate(parts, axis=2) if len(parts) > 1 else padded
+
+
 @keras.saving.register_keras_serializable(package="deblur")
 class ReflectionPad2D(layers.Layer):
     """Pads height and width by reflecting the border, as the original generator does before 7x7 and 3x3 convs.
@@ -42,6 +65,8 @@ class ReflectionPad2D(layers.Layer):
 
     def call(self, inputs):
         p = self.padding
+        if keras.backend.backend() == "torch":
+            return mirror_pad(inputs, p, p, p, p, repeat_edge=False)
         return ops.pad(inputs, [[0, 0], [p, p], [p, p], [0, 0]], mode="reflect")
 
     def compute_output_shape(self, input_shape):
@@ -71,6 +96,8 @@ class PadToMultiple(layers.Layer):
         shape = ops.shape(inputs)
         pad_h = (-shape[1]) % self.multiple
         pad_w = (-shape[2]) % self.multiple
+        if keras.backend.backend() == "torch":
+            return mirror_pad(inputs, 0, pad_h, 0, pad_w, repeat_edge=True)
         return ops.pad(inputs, [[0, 0], [0, pad_h], [0, pad_w], [0, 0]], mode="symmetric")
 
     def compute_output_shape(self, input_shape):

@@ -12,6 +12,9 @@ from deblur.training.precision import choose_precision
         ({"gpus": [], "cpu_flags": ["amx_bf16"], "tpu": False}, "mixed_bfloat16", "amx_bf16"),
         ({"gpus": [], "cpu_flags": [], "tpu": False}, "float32", "neither AMX_BF16 nor AVX512_BF16"),
         ({"gpus": [], "cpu_flags": [], "tpu": True}, "mixed_bfloat16", "TPU"),
+        # The JAX loop: bfloat16 on GPUs that have it, float16 (with loss scaling) on older tensor-core GPUs.
+        ({"gpus": [(9, 0)], "cpu_flags": [], "tpu": False, "gpu_bfloat16": True}, "mixed_bfloat16", "9.0 >= 8.0"),
+        ({"gpus": [(7, 5)], "cpu_flags": [], "tpu": False, "gpu_bfloat16": True}, "mixed_float16", "7.5 >= 7.0"),
     ],
 )
 def test_auto_choice(hardware, policy, why):

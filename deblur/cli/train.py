@@ -49,8 +49,8 @@ def train(
 ) -> None:
     """Train the deblurring model. With no options: the demo config on the embedded demo data."""
     from deblur.paths import new_run_dir
-    from deblur.training.trainer import train as run_training
-    from deblur.training.trainer import training_config
+    from deblur.training.run import train as run_training
+    from deblur.training.run import training_config
 
     flags = {
         "data.root": str(data) if data else None,

@@ -27,13 +27,19 @@ def write_chart(report: TimingsReport, path: Path) -> None:
     _loader_bars(loaders_axis, report)
     figure.suptitle(
         f"deblur timings, {report.preset} preset: {short_device(report.device)}\n"
-        f"TensorFlow {report.device['tensorflow']}, Keras {report.device['keras']}; generator width "
+        f"{backend_label(report.device)}, Keras {report.device['keras']}; generator width "
         f"{model['width']}, {model['blocks']} blocks; {settings['patch_size']}x{settings['patch_size']} patches, "
         f"batch {settings['batch_size']}, {workload}{_gradients_note(settings)}",
         fontsize=10,
     )
     with atomic_path(path, suffix=".png") as tmp:
         figure.savefig(tmp, dpi=110, format="png")
+
+
+def backend_label(device: dict) -> str:
+    """ "TensorFlow 2.21.0" or "JAX 0.10.2": the backend the figures were measured on (older reports: TensorFlow)."""
+    backend = device.get("backend", "tensorflow")
+    return f"{ {'tensorflow': 'TensorFlow', 'jax': 'JAX', 'torch': 'PyTorch'}.get(backend, backend) } {device[backend]}"
 
 
 def _gradients_note(settings: dict) -> str:

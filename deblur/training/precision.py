@@ -32,10 +32,13 @@ def choose_precision(
     gpus: list[tuple[int, int]] | None = None,
     cpu_flags: list[str] | None = None,
     tpu: bool | None = None,
+    gpu_bfloat16: bool = False,
 ) -> PrecisionChoice:
     """The policy to train with: `requested`, or for "auto" the fastest one this hardware supports natively.
 
     The hardware arguments default to what this machine has; tests pass them to try other machines.
+    `gpu_bfloat16` takes bfloat16 on GPUs that have it (compute capability 8.0 and newer), as the JAX loop does:
+    as fast as float16 there, and with float32's range it needs no loss scaling. TensorFlow's loop keeps float16.
     """
     gpus = gpu_compute_capabilities() if gpus is None else gpus
     cpu_flags = cpu_bf16_flags() if cpu_flags is None else cpu_flags
@@ -50,6 +53,10 @@ def choose_precision(
             return PrecisionChoice("mixed_bfloat16", "TPU: bfloat16 is native")
         if gpus:
             slowest = min(gpus)
+            if gpu_bfloat16 and slowest >= (8, 0):
+                return PrecisionChoice(
+                    "mixed_bfloat16", f"GPU compute capability {slowest[0]}.{slowest[1]} >= 8.0: bfloat16 is native"
+                )
             if slowest >= (7, 0):
                 return PrecisionChoice(
                     "mixed_float16", f"GPU compute capability {slowest[0]}.{slowest[1]} >= 7.0 (tensor cores)"

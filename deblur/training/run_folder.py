@@ -2,7 +2,8 @@
 
 OUT/
   config.yaml      the resolved config (written at the start, so a resumed run can be checked against it)
-  checkpoints/     tf.train.CheckpointManager: weights, optimizer, step
+  checkpoints/     weights, optimizer, step: tf.train.CheckpointManager's files (TensorFlow's loop), or
+                   step-N.npz (the JAX loop, `deblur.training.jax.checkpoints`)
   logs/            TensorBoard
   metrics.jsonl    one JSON object per finished epoch
   model.keras      the trained model, float32, loadable with safe_mode=True
@@ -12,19 +13,23 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import tempfile
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import keras
 import numpy as np
-import tensorflow as tf
 import yaml
 
 from deblur.config import Config, config_to_dict, config_to_yaml
 from deblur.files import atomic_path, atomic_write_text
 from deblur.model import build_generator
 from deblur.training.errors import RunFolderError
+
+if TYPE_CHECKING:
+    import tensorflow as tf
 
 
 @dataclass(frozen=True)
@@ -80,6 +85,32 @@ def check_run_folder(root: Path, config: Config) -> RunFolder:
     return run
 
 
+JAX_CHECKPOINT = r"step-(\d{8})\.npz"  # the JAX loop's checkpoint files
+
+
+def checkpoint_backend(run: RunFolder) -> str | None:
+    """Which loop wrote the run's checkpoints: "tensorflow", "jax", or None when there are none."""
+    if not run.checkpoints.is_dir():
+        return None
+    names = [path.name for path in run.checkpoints.iterdir()]
+    if "checkpoint" in names or any(name.endswith(".index") for name in names):
+        return "tensorflow"
+    if any(re.fullmatch(JAX_CHECKPOINT, name) for name in names):
+        return "jax"
+    return None
+
+
+def refuse_other_backend(run: RunFolder, backend: str) -> None:
+    """A run's checkpoints resume only on the backend that wrote them: say so, rather than start again over them."""
+    written_by = checkpoint_backend(run)
+    if written_by not in (None, backend):
+        raise RunFolderError(
+            f"{run.root} holds checkpoints written under KERAS_BACKEND={written_by}: resume it with "
+            f"KERAS_BACKEND={written_by}, or train under {backend} in another --out",
+            settings=("out",),
+        )
+
+
 def record_config(run: RunFolder, config: Config) -> None:
     run.root.mkdir(parents=True, exist_ok=True)
     atomic_write_text(run.config, config_to_yaml(config))
@@ -90,6 +121,8 @@ def checkpoint_manager(
 ) -> tf.train.CheckpointManager:
     """The chief writes into OUT/checkpoints; other workers into a private temporary folder, as
     MultiWorkerMirroredStrategy requires every worker to save but only one copy must be kept."""
+    import tensorflow as tf  # TensorFlow's checkpoints only: the JAX loop uses this module without it
+
     directory = run.checkpoints if is_chief else Path(tempfile.mkdtemp(prefix=f"deblur-{task}-"))
     return tf.train.CheckpointManager(checkpoint, str(directory), max_to_keep=keep)
 
@@ -132,6 +165,8 @@ def load_initial_weights(model: keras.Model, init: str, config: Config) -> Path:
 
 
 def latest_checkpoint(run: RunFolder) -> str | None:
+    import tensorflow as tf
+
     return tf.train.latest_checkpoint(str(run.checkpoints))
 
 

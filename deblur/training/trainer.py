@@ -20,7 +20,7 @@ import numpy as np
 import tensorflow as tf
 from tqdm import tqdm
 
-from deblur.config import Config, load_config
+from deblur.config import Config
 from deblur.console import progress_bar
 from deblur.data.demo import ensure_demo_dataset
 from deblur.data.pairs import preflight
@@ -32,14 +32,15 @@ from deblur.training.errors import TrainingError, TrainingInterrupted
 from deblur.training.optim import build_optimizer, scaled_learning_rate
 from deblur.training.precision import choose_precision, set_policy
 from deblur.training.recovery import leave_out_unreadable
+from deblur.training.result import TrainResult, training_config  # noqa: F401  training_config: its old home
 from deblur.training.run_folder import (
     check_run_folder,
     checkpoint_manager,
-    init_architecture,
     latest_checkpoint,
     load_initial_weights,
     read_metrics,
     record_config,
+    refuse_other_backend,
     save_model,
     weights_fingerprint,
     write_metrics,
@@ -47,33 +48,6 @@ from deblur.training.run_folder import (
 from deblur.training.step import make_train_step
 from deblur.training.strategy import make_strategy, split_cpu
 from deblur.training.validation import validate
-
-
-def training_config(config: str | Path | None, overrides: list[str] | None = None) -> Config:
-    """The config `deblur train` runs: `config` (default: the embedded demo) with `overrides`. Fine-tuning
-    (train.init set) with no config named takes the architecture of the model it starts from, so that
-    `deblur train --init pretrained --data DIR` fine-tunes the shipped model with the demo's schedule."""
-    chosen = load_config(config, overrides)
-    if config is None and chosen.train.init:
-        architecture = init_architecture(chosen.train.init) or {}
-        chosen = load_config(
-            None, [f"model.{key}={value}" for key, value in architecture.items()] + list(overrides or [])
-        )
-    return chosen
-
-
-@dataclass
-class TrainResult:
-    out_dir: Path
-    model: keras.Model  # the trained model, as trained (under the training strategy and precision)
-    model_path: Path | None  # None on workers other than the chief
-    metrics: list[dict]
-    step: int
-    replicas: int
-    precision: str
-    input_wait_fraction: float  # of the timed training steps in this process
-    timed_steps: int
-    skipped: list[str] = field(default_factory=list)  # unreadable files left out (data.skip_bad_images)
 
 
 def train(config: Config, out_dir: str | Path, *, progress: bool = True, log: Callable = print) -> TrainResult:
@@ -123,6 +97,7 @@ class Session:
         log(f"precision: {self.precision.policy} ({self.precision.reason})")
         keras.utils.set_random_seed(self.training.seed)
         self.run = check_run_folder(out_dir, config)
+        refuse_other_backend(self.run, "tensorflow")
         self._find_data()
         self._build_model()
         self._restore()

@@ -1,0 +1,365 @@
+"""`deblur train` under `KERAS_BACKEND=jax`: the same configs, run folder, metrics and resuming as TensorFlow's loop,
+as one jitted, stateless step (`model.stateless_call`, `optimizer.stateless_apply`).
+
+TensorFlow's custom loop with tf.data and `tf.distribute` stays the reference (`deblur.training.trainer`); this
+room is what runs where TensorFlow is missing, on GPUs in particular. It imports no TensorFlow. Several devices
+train data-parallel through `keras.distribution.DataParallel` (train.strategy auto or mirrored); the precision is
+chosen as for TensorFlow, except that GPUs with bfloat16 (compute capability 8.0 and newer) train in it.
+TensorBoard logs are TensorFlow's: here the run's record is metrics.jsonl.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import time
+from collections.abc import Callable
+from dataclasses import asdict
+from pathlib import Path
+
+import jax
+import keras
+import numpy as np
+from keras import ops
+
+from deblur.config import Config
+from deblur.console import progress_bar
+from deblur.data.demo import ensure_demo_dataset
+from deblur.data.pairs import preflight, problem_listing, split_unreadable
+from deblur.errors import SettingError
+from deblur.losses import PIXEL_LOSSES, build_vgg_features, perceptual_loss, psnr, ssim
+from deblur.model import build_generator
+from deblur.training.errors import RunFolderError, TrainingError, TrainingInterrupted
+from deblur.training.jax.batches import training_batches, validation_images
+from deblur.training.jax.checkpoints import (
+    GROUPS,
+    checkpoint_path,
+    load_checkpoint,
+    save_checkpoint,
+    saved_steps,
+)
+from deblur.training.optim import build_optimizer, scaled_learning_rate
+from deblur.training.precision import choose_precision, set_policy
+from deblur.training.result import TrainResult
+from deblur.training.run_folder import (
+    check_run_folder,
+    load_initial_weights,
+    read_metrics,
+    record_config,
+    refuse_other_backend,
+    save_model,
+    weights_fingerprint,
+    write_metrics,
+)
+
+
+def train(config: Config, out_dir: str | Path, *, progress: bool = True, log: Callable = print) -> TrainResult:
+    """Train the generator as `config` says, in `out_dir`, resuming from its latest checkpoint if any."""
+    session = Session(config, Path(out_dir), progress, log)
+    try:
+        while session.step < session.total_steps:
+            session.run_epoch()
+    except KeyboardInterrupt:
+        raise session.interrupted() from None
+    return session.finish()
+
+
+def use_cpu_devices(count: int) -> None:
+    """Split the CPU into `count` XLA devices, to try the data-parallel path without GPUs (train.cpu_replicas).
+    XLA reads the flag when JAX first asks for its devices, so this must come before anything does."""
+    flag = f"--xla_force_host_platform_device_count={count}"
+    if flag not in os.environ.get("XLA_FLAGS", ""):
+        os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "") + " " + flag).strip()
+
+
+class Session:
+    """One training run's state: the variables live as JAX arrays in `self.state` between steps, and are written
+    back to the Keras model only to save it."""
+
+    def __init__(self, config: Config, out_dir: Path, progress: bool, log: Callable) -> None:
+        self.config, self.progress, self.log = config, progress, log
+        self.training, self.data = config.train, config.data
+        self._distribute()
+        self.precision = choose_precision(self.training.precision, gpu_bfloat16=True)
+        set_policy(self.precision.policy)
+        log(f"precision: {self.precision.policy} ({self.precision.reason})")
+        keras.utils.set_random_seed(self.training.seed)
+        self.run = check_run_folder(out_dir, config)
+        refuse_other_backend(self.run, "jax")
+        self._find_data()
+        self._build_model()
+        self._restore()
+        self.metrics = read_metrics(self.run, self.step // self.steps_per_epoch)
+        self._compile_steps()
+        self.bar = None
+        self.timed = {"steps": -1, "wait": 0.0, "total": 0.0}  # the process's first step includes compiling
+
+    # === Set-up ===
+
+    def _distribute(self) -> None:
+        training = self.training
+        if training.strategy == "multi-worker":
+            raise SettingError(
+                "train.strategy multi-worker is TensorFlow's (TF_CONFIG); under JAX, one process trains on all its "
+                "devices with auto or mirrored",
+                settings=("strategy",),
+            )
+        if training.devices:
+            raise SettingError(
+                "train.devices names TensorFlow devices; under JAX leave it unset", settings=("devices",)
+            )
+        if training.cpu_replicas > 1:
+            use_cpu_devices(training.cpu_replicas)
+        devices = jax.devices()
+        if training.strategy == "default":
+            devices = devices[:1]
+        self.replicas = len(devices)
+        self.distribution = keras.distribution.DataParallel(devices=devices) if self.replicas > 1 else None
+        keras.distribution.set_distribution(self.distribution)
+        kinds = sorted({device.device_kind for device in devices})
+        how = "keras.distribution.DataParallel" if self.distribution else "one device"
+        self.log(f"strategy: JAX, {how}: {self.replicas} x {', '.join(kinds)} ({devices[0].platform})")
+
+    def _find_data(self) -> None:
+        data, training = self.data, self.training
+        root = data.root or ensure_demo_dataset(data.synth, log=self.log)
+        splits = preflight(root, data.patch_size, progress=self.progress, skip_unreadable=data.skip_bad_images)
+        self.skipped = list(splits.skipped)
+        if self.skipped:
+            self.log(
+                f"skipping {len(self.skipped)} unreadable file(s) (data.skip_bad_images): "
+                + "; ".join(self.skipped[:5])
+            )
+        record_config(self.run, self.config)  # only once the data has passed: a failed check leaves no folder
+        self.train_pairs = splits.train
+        self.val_pairs = splits.val[: data.val_limit] if data.val_limit else splits.val
+        self.global_batch = data.batch_size * self.replicas
+        self.steps_per_epoch = training.steps_per_epoch or max(1, len(splits.train) // self.global_batch)
+        self.total_steps = self.steps_per_epoch * training.epochs
+        self.log(
+            f"data: {root} ({splits.layout} layout): {len(splits.train)} training pairs, {len(self.val_pairs)} "
+            f"validation; global batch {self.global_batch} = {data.batch_size} per replica x {self.replicas} replica(s)"
+        )
+
+    def _build_model(self) -> None:
+        training = self.training
+        learning_rate = scaled_learning_rate(training.learning_rate, self.replicas, training.lr_scaling)
+        self.model = build_generator(**asdict(self.config.model))
+        self.optimizer = build_optimizer(training, self.total_steps, self.precision.policy, learning_rate)
+        self.optimizer.build(self.model.trainable_variables)
+        wants_vgg = training.perceptual_weight > 0
+        self.features = build_vgg_features(training.vgg_weights or "") if wants_vgg else None
+        self.pixel_loss = PIXEL_LOSSES[training.loss]
+
+    def _variables(self) -> dict[str, list]:
+        return {
+            "trainable": self.model.trainable_variables,
+            "non_trainable": self.model.non_trainable_variables,
+            "optimizer": self.optimizer.variables,
+        }
+
+    def _restore(self) -> None:
+        self.step = 0
+        steps = saved_steps(self.run.checkpoints)
+        if steps:
+            path = checkpoint_path(self.run.checkpoints, steps[-1])
+            variables = self._variables()
+            self.step, stored = load_checkpoint(path, {group: len(variables[group]) for group in GROUPS})
+            try:
+                for group in GROUPS:
+                    for variable, value in zip(variables[group], stored[group], strict=True):
+                        variable.assign(value)
+            except ValueError as err:
+                raise RunFolderError(f"{path} does not fit this model ({err})") from None
+            self.log(f"resuming from {path} at step {self.step}")
+        elif self.training.init:
+            source = load_initial_weights(self.model, self.training.init, self.config)
+            self.log(f"starting from the weights of {source} (train.init={self.training.init})")
+        self.start_step = self.step
+        self.state = {group: [variable.value for variable in found] for group, found in self._variables().items()}
+
+    def _compile_steps(self) -> None:
+        model, optimizer = self.model, self.optimizer
+
+        def loss_of(trainable, non_trainable, optimizer_values, blurry, sharp):
+            restored, non_trainable = model.stateless_call(trainable, non_trainable, blurry, training=True)
+            per_image = self.pixel_loss(sharp, restored)
+            if self.features is not None:
+                per_image += self.training.perceptual_weight * perceptual_loss(self.features, sharp, restored)
+            loss = ops.mean(per_image)
+            # Loss scaling (float16 only) reads its scale from the optimizer's state, passed in as values.
+            with keras.StatelessScope(state_mapping=list(zip(optimizer.variables, optimizer_values, strict=True))):
+                scaled = optimizer.scale_loss(loss)
+            return scaled, (loss, non_trainable)
+
+        def train_step(state, blurry, sharp):
+            gradient_of = jax.value_and_grad(loss_of, has_aux=True)
+            (_, (loss, non_trainable)), grads = gradient_of(
+                state["trainable"], state["non_trainable"], state["optimizer"], blurry, sharp
+            )
+            trainable, optimizer_values = optimizer.stateless_apply(state["optimizer"], grads, state["trainable"])
+            return loss, {"trainable": trainable, "non_trainable": non_trainable, "optimizer": optimizer_values}
+
+        def eval_step(state, blurry, sharp):
+            restored, _ = model.stateless_call(state["trainable"], state["non_trainable"], blurry, training=False)
+            scores = (psnr(sharp, restored), ssim(sharp, restored), psnr(sharp, blurry), ssim(sharp, blurry))
+            return scores
+
+        # The old state's buffers are reused for the new: the GPU holds one copy of the weights and Adam's moments.
+        self.train_step = jax.jit(train_step, donate_argnums=0)
+        self.eval_step = jax.jit(eval_step)
+
+    # === Training ===
+
+    def _batches(self):
+        data = self.data
+        return training_batches(
+            self.train_pairs,
+            patch_size=data.patch_size,
+            batch_size=self.global_batch,
+            steps_per_epoch=self.steps_per_epoch,
+            first_step=self.step,
+            last_step=self.total_steps,
+            seed=self.training.seed,
+            augment=data.augment,
+        )
+
+    def _shard(self, batch: np.ndarray):
+        """Split a global batch over the devices (DataParallel), or leave it for the one device."""
+        if self.distribution is None:
+            return batch
+        return keras.distribution.distribute_tensor(batch, self.distribution.get_data_layout(batch.shape))
+
+    def run_epoch(self) -> None:
+        index = self.step // self.steps_per_epoch
+        end = min((index + 1) * self.steps_per_epoch, self.total_steps)
+        self.bar = progress_bar(
+            total=self.steps_per_epoch,
+            initial=self.step % self.steps_per_epoch,
+            desc=f"epoch {index + 1}/{self.training.epochs}",
+            unit="step",
+            disable=not self.progress,
+            dynamic_ncols=True,
+        )
+        losses, images, seconds = [], 0, 0.0
+        batches = self._batches()
+        while self.step < end:
+            started = time.perf_counter()
+            try:
+                blurry, sharp = next(batches)
+            except OSError as err:  # a file that passed the pre-flight check broke: name it, or leave it out
+                batches.close()
+                self._leave_out_unreadable(err)
+                batches = self._batches()
+                continue
+            fetched = time.perf_counter()
+            loss = self._optimize(blurry, sharp)
+            finished = time.perf_counter()
+            if self._time(started, fetched, finished):
+                images += self.global_batch
+                seconds += finished - started
+            losses.append(loss)
+            self.bar.set_postfix(loss=f"{loss:.4f}", img_s=f"{images / seconds if seconds else 0:.1f}")
+            self.bar.update(1)
+            if self.step < end and self.step % self.training.checkpoint_every == 0:
+                self._save()
+        batches.close()
+        self.bar.close()
+        self._end_epoch(index, losses, images, seconds)
+
+    def _leave_out_unreadable(self, err: OSError) -> None:
+        readable, broken = split_unreadable(self.train_pairs, deep=True, progress=False)
+        if not (self.data.skip_bad_images and broken and readable):
+            raise TrainingError(
+                f"reading the data failed at step {self.step}: {err}\n"
+                f"{problem_listing(broken) or '  (all files decode now; see the error)'}\n"
+                f"The last checkpoint ({self._latest() or 'none yet'}) is kept: fix or remove these files and run "
+                "the same command to resume."
+            ) from None
+        self.train_pairs = readable
+        self.skipped += broken
+        self.log(f"\nskipping {len(broken)} file(s) that became unreadable: " + "; ".join(broken[:5]))
+
+    def _optimize(self, blurry: np.ndarray, sharp: np.ndarray) -> float:
+        """One optimizer step; the loss is read back to the host, so the device has finished and a NaN is seen."""
+        loss, self.state = self.train_step(self.state, self._shard(blurry), self._shard(sharp))
+        loss = float(loss)
+        self.step += 1
+        if not math.isfinite(loss):
+            raise TrainingError(
+                f"the loss became {loss} at step {self.step}; training stopped. The last good checkpoint "
+                f"({self._latest() or 'none yet'}) is kept. Try a lower train.learning_rate."
+            )
+        return loss
+
+    def _time(self, started: float, fetched: float, finished: float) -> bool:
+        self.timed["steps"] += 1
+        if self.timed["steps"] == 0:
+            return False
+        self.timed["wait"] += fetched - started
+        self.timed["total"] += finished - started
+        return True
+
+    def _end_epoch(self, index: int, losses: list[float], images: int, seconds: float) -> None:
+        scores = self._validate()
+        row = {
+            "epoch": index + 1,
+            "step": self.step,
+            "loss": float(np.mean(losses)) if losses else float("nan"),
+            **scores,
+            "images_per_second": round(images / seconds, 3) if seconds else None,
+        }
+        self.log(
+            f"epoch {row['epoch']}: loss {row['loss']:.4f}, val PSNR {row['val_psnr']:.2f} dB "
+            f"(blurry {row['val_psnr_blurry']:.2f}), SSIM {row['val_ssim']:.4f} "
+            f"(blurry {row['val_ssim_blurry']:.4f}), {row['images_per_second'] or 0:.1f} img/s"
+        )
+        self.metrics.append(row)
+        write_metrics(self.run, self.metrics)  # before the checkpoint: a crash between replays the epoch
+        self._save()
+
+    def _validate(self) -> dict[str, float]:
+        sums, count = np.zeros(4), 0
+        for blurry, sharp in validation_images(self.val_pairs, self.data.val_crop):
+            sums += [float(score[0]) for score in self.eval_step(self.state, blurry, sharp)]
+            count += 1
+        names = ("val_psnr", "val_ssim", "val_psnr_blurry", "val_ssim_blurry")
+        return {name: round(float(value / max(count, 1)), 4) for name, value in zip(names, sums, strict=True)}
+
+    def _save(self) -> Path:
+        return save_checkpoint(self.run.checkpoints, self.step, self.state, self.training.keep_checkpoints)
+
+    def _latest(self) -> Path | None:
+        steps = saved_steps(self.run.checkpoints)
+        return checkpoint_path(self.run.checkpoints, steps[-1]) if steps else None
+
+    # === The end ===
+
+    def interrupted(self) -> TrainingInterrupted:
+        if self.bar is not None:
+            self.bar.close()
+        saved = self._save()
+        return TrainingInterrupted(
+            f"interrupted at step {self.step}; checkpoint {saved} saved. Run the same command again to resume."
+        )
+
+    def finish(self) -> TrainResult:
+        for group, variables in self._variables().items():
+            for variable, value in zip(variables, self.state[group], strict=True):
+                variable.assign(value)
+        self.log(f"final weights fingerprint: {weights_fingerprint(self.model)}")
+        model_path = save_model(self.model, self.config, self.run)
+        self.log(f"saved {model_path} and {self.run.config}")
+        total = self.timed["total"]
+        return TrainResult(
+            out_dir=self.run.root,
+            model=self.model,
+            model_path=model_path,
+            metrics=self.metrics,
+            step=self.step,
+            replicas=self.replicas,
+            precision=self.precision.policy,
+            input_wait_fraction=self.timed["wait"] / total if total else 0.0,
+            timed_steps=max(self.timed["steps"], 0),
+            skipped=self.skipped,
+        )
