@@ -7,6 +7,21 @@ TensorFlow is imported on first use of a name below, so `deblur --help` answers 
 from __future__ import annotations
 
 import importlib
+import importlib.util
+import os
+
+
+# Where TensorFlow is not installed but JAX is (a GPU machine with JAX alone), Keras runs on JAX rather than fail
+# to import: Keras reads this when it is first imported, and a KERAS_BACKEND the user set is left alone.
+def _installed(name: str) -> bool:
+    try:
+        return importlib.util.find_spec(name) is not None
+    except (ImportError, ValueError):
+        return False
+
+
+if "KERAS_BACKEND" not in os.environ and not _installed("tensorflow") and _installed("jax"):
+    os.environ["KERAS_BACKEND"] = "jax"
 
 __version__ = "0.1.0"
 
@@ -14,8 +29,8 @@ _EXPORTS = {
     "build_generator": "deblur.model",
     "Config": "deblur.config",
     "load_config": "deblur.config",
-    "train": "deblur.training.trainer",
-    "TrainResult": "deblur.training.trainer",
+    "train": "deblur.training.run",
+    "TrainResult": "deblur.training.result",
     "preflight": "deblur.data.pairs",
     "train_dataset": "deblur.data.pipeline",
     "PairSequence": "deblur.data.sequence",

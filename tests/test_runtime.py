@@ -39,7 +39,7 @@ def test_auto_is_openvino_when_installed_and_tensorflow_with_a_hint_when_not(mon
     with pytest.raises(SettingError, match="runtime openvino needs OpenVINO: pip install") as caught:
         choose_runtime("openvino")
     assert caught.value.settings == ("runtime",)
-    with pytest.raises(SettingError, match="runtime must be one of auto, tensorflow, openvino; got 'onnx'"):
+    with pytest.raises(SettingError, match="runtime must be one of auto, tensorflow, openvino, jax; got 'onnx'"):
         choose_runtime("onnx")
 
 

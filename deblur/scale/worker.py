@@ -116,12 +116,15 @@ class DeblurWorker:
 def _limit_threads(threads: int) -> None:
     """TensorFlow's thread pools (and the kernel path's) to `threads`, so that workers sharing a machine do not
     fight over its cores. Only a fresh process can be limited; one whose TensorFlow has already started keeps its
-    pools."""
-    import tensorflow as tf
-
+    pools. Under JAX (a GPU worker), only the kernel path's."""
+    from deblur.hardware import keras_backend
     from deblur.shake import deconvolve
 
     deconvolve.THREADS = threads
+    if keras_backend() != "tensorflow":
+        return
+    import tensorflow as tf
+
     try:
         tf.config.threading.set_intra_op_parallelism_threads(threads)
         tf.config.threading.set_inter_op_parallelism_threads(1)

@@ -11,7 +11,6 @@ from dataclasses import dataclass
 
 import keras
 import numpy as np
-import tensorflow as tf
 
 # A training step is the forward pass, the gradient with respect to the activations and the gradient with respect
 # to the weights: each about as much arithmetic as the forward pass.
@@ -25,10 +24,19 @@ class MatmulRate:
 
 
 def matmul_rate(dtype: str, *, size: int = 2048, repeats: int = 10, runs: int = 3) -> MatmulRate:
-    """TensorFlow's own `size`x`size` matmul in a `tf.function`, in `dtype`, on the default device."""
-    a = tf.cast(tf.random.uniform((size, size)), dtype)
-    b = tf.cast(tf.random.uniform((size, size)), dtype)
-    matmul = tf.function(tf.linalg.matmul)
+    """The backend's own `size`x`size` matmul, compiled (a `tf.function`, or `jax.jit` under Keras' JAX backend),
+    in `dtype`, on the default device."""
+    if keras.backend.backend() == "jax":
+        import jax
+
+        a, b = (jax.random.uniform(jax.random.key(seed), (size, size)).astype(dtype) for seed in (0, 1))
+        matmul = jax.jit(jax.numpy.matmul)
+    else:
+        import tensorflow as tf
+
+        a = tf.cast(tf.random.uniform((size, size)), dtype)
+        b = tf.cast(tf.random.uniform((size, size)), dtype)
+        matmul = tf.function(tf.linalg.matmul)
     np.asarray(matmul(a, b))  # trace and warm up
     best = float("inf")
     for _ in range(runs):

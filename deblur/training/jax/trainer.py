@@ -20,14 +20,13 @@ from pathlib import Path
 import jax
 import keras
 import numpy as np
-from keras import ops
 
 from deblur.config import Config
 from deblur.console import progress_bar
 from deblur.data.demo import ensure_demo_dataset
 from deblur.data.pairs import preflight, problem_listing, split_unreadable
 from deblur.errors import SettingError
-from deblur.losses import PIXEL_LOSSES, build_vgg_features, perceptual_loss, psnr, ssim
+from deblur.losses import PIXEL_LOSSES, build_vgg_features, perceptual_loss
 from deblur.model import build_generator
 from deblur.training.errors import RunFolderError, TrainingError, TrainingInterrupted
 from deblur.training.jax.batches import training_batches, validation_images
@@ -38,6 +37,7 @@ from deblur.training.jax.checkpoints import (
     save_checkpoint,
     saved_steps,
 )
+from deblur.training.jax.step import initial_state, make_eval_step, make_train_step, variables_of
 from deblur.training.optim import build_optimizer, scaled_learning_rate
 from deblur.training.precision import choose_precision, set_policy
 from deblur.training.result import TrainResult
@@ -152,11 +152,7 @@ class Session:
         self.pixel_loss = PIXEL_LOSSES[training.loss]
 
     def _variables(self) -> dict[str, list]:
-        return {
-            "trainable": self.model.trainable_variables,
-            "non_trainable": self.model.non_trainable_variables,
-            "optimizer": self.optimizer.variables,
-        }
+        return variables_of(self.model, self.optimizer)
 
     def _restore(self) -> None:
         self.step = 0
@@ -176,38 +172,17 @@ class Session:
             source = load_initial_weights(self.model, self.training.init, self.config)
             self.log(f"starting from the weights of {source} (train.init={self.training.init})")
         self.start_step = self.step
-        self.state = {group: [variable.value for variable in found] for group, found in self._variables().items()}
+        self.state = initial_state(self.model, self.optimizer)
 
     def _compile_steps(self) -> None:
-        model, optimizer = self.model, self.optimizer
-
-        def loss_of(trainable, non_trainable, optimizer_values, blurry, sharp):
-            restored, non_trainable = model.stateless_call(trainable, non_trainable, blurry, training=True)
+        def loss_fn(sharp, restored):
             per_image = self.pixel_loss(sharp, restored)
             if self.features is not None:
                 per_image += self.training.perceptual_weight * perceptual_loss(self.features, sharp, restored)
-            loss = ops.mean(per_image)
-            # Loss scaling (float16 only) reads its scale from the optimizer's state, passed in as values.
-            with keras.StatelessScope(state_mapping=list(zip(optimizer.variables, optimizer_values, strict=True))):
-                scaled = optimizer.scale_loss(loss)
-            return scaled, (loss, non_trainable)
+            return per_image
 
-        def train_step(state, blurry, sharp):
-            gradient_of = jax.value_and_grad(loss_of, has_aux=True)
-            (_, (loss, non_trainable)), grads = gradient_of(
-                state["trainable"], state["non_trainable"], state["optimizer"], blurry, sharp
-            )
-            trainable, optimizer_values = optimizer.stateless_apply(state["optimizer"], grads, state["trainable"])
-            return loss, {"trainable": trainable, "non_trainable": non_trainable, "optimizer": optimizer_values}
-
-        def eval_step(state, blurry, sharp):
-            restored, _ = model.stateless_call(state["trainable"], state["non_trainable"], blurry, training=False)
-            scores = (psnr(sharp, restored), ssim(sharp, restored), psnr(sharp, blurry), ssim(sharp, blurry))
-            return scores
-
-        # The old state's buffers are reused for the new: the GPU holds one copy of the weights and Adam's moments.
-        self.train_step = jax.jit(train_step, donate_argnums=0)
-        self.eval_step = jax.jit(eval_step)
+        self.train_step = make_train_step(self.model, self.optimizer, loss_fn)
+        self.eval_step = make_eval_step(self.model)
 
     # === Training ===
 

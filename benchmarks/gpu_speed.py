@@ -1,0 +1,168 @@
+"""deblur on a GPU under Keras' JAX backend, measured in one run (the figures of docs/gpus.md).
+
+0. The device's own bfloat16 and float32 matmul rates (8192x8192 on a GPU), the ceiling every share below is of.
+1. Training patches/s at 256x256, mixed bfloat16, the JAX loop's own jitted step (`deblur.training.jax.step`) on
+   batches already on the device: the shipped size (width 32, 9 blocks) and width 64, each at several batch sizes,
+   as GFLOP/s (`deblur.timings.flops`) and as a share of the bfloat16 matmul rate.
+2. `deblur predict`'s JAX runner (`deblur.inference`, runtime jax): one 1280x720 and one 3840x2160 image, float32
+   and bfloat16, the median of several calls after the first (which compiles).
+3. `deblur train` killed with SIGKILL after `--train-seconds`, then run again for as long and stopped with Ctrl-C
+   (SIGINT, which saves a checkpoint): that it resumed, the checkpoints and the metrics of each.
+
+Every timed step reads its loss back to the host, so the device has finished. Writes one JSON file.
+
+    KERAS_BACKEND=jax python benchmarks/gpu_speed.py --out gpu.json [--smoke] [--train-seconds 60]
+
+`--smoke` runs tiny sizes on a CPU in a minute, to check the script before a GPU's time is spent on it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import asdict
+from pathlib import Path
+
+import keras
+import numpy as np
+
+from deblur.hardware import describe_device
+from deblur.inference import load_deblurrer
+from deblur.losses import l1_loss
+from deblur.model import build_generator
+from deblur.paths import choose_model
+from deblur.timings.flops import TRAIN_FLOPS_PER_FORWARD, forward_flops_per_pixel, matmul_rate
+from deblur.training.jax.step import initial_state, make_train_step
+from deblur.training.precision import set_policy
+
+WARMUP = 3  # steps or calls left out of every figure: the first compiles
+
+
+def train_speed(width: int, blocks: int, batch: int, patch: int, steps: int, bf16_rate) -> dict:
+    """Patches/s of the JAX loop's step for one model size and batch, on device-resident random batches."""
+    import jax
+
+    set_policy("mixed_bfloat16")
+    model = build_generator(width=width, blocks=blocks)
+    optimizer = keras.optimizers.Adam(1e-4)
+    optimizer.build(model.trainable_variables)
+    step = make_train_step(model, optimizer, l1_loss)
+    state = initial_state(model, optimizer)
+    rng = np.random.default_rng(0)
+    blurry, sharp = (jax.device_put(rng.random((batch, patch, patch, 3), dtype=np.float32)) for _ in range(2))
+    times = []
+    for index in range(WARMUP + steps):
+        started = time.perf_counter()
+        loss, state = step(state, blurry, sharp)
+        float(loss)
+        if index >= WARMUP:
+            times.append(time.perf_counter() - started)
+    seconds = statistics.median(times)
+    set_policy("float32")
+    flops = TRAIN_FLOPS_PER_FORWARD * forward_flops_per_pixel(build_generator(width=width, blocks=blocks))
+    gflops = flops * patch * patch * batch / seconds / 1e9
+    return {
+        "width": width,
+        "blocks": blocks,
+        "batch": batch,
+        "patch": patch,
+        "patches_per_second": round(batch / seconds, 1),
+        "gflops": round(gflops, 1),
+        "share_of_bf16_matmul": round(gflops / bf16_rate.gflops, 3),
+    }
+
+
+def predict_speed(sizes: list[tuple[int, int]], calls: int) -> list[dict]:
+    """Seconds per image through deblur's JAX runner, float32 and bfloat16, for the shipped model."""
+    rows = []
+    path = choose_model(None).path
+    for precision in ("float32", "bfloat16"):
+        deblurrer = load_deblurrer(path, precision=precision, runtime="jax", log=lambda _: None)
+        for height, width in sizes:
+            image = np.random.default_rng(0).random((height, width, 3), dtype=np.float32)
+            times = []
+            for index in range(WARMUP + calls):
+                started = time.perf_counter()
+                np.asarray(deblurrer(image))
+                if index >= WARMUP:
+                    times.append(time.perf_counter() - started)
+            rows.append(
+                {
+                    "precision": precision,
+                    "size": f"{width}x{height}",
+                    "seconds": round(statistics.median(times), 5),
+                    "tiles": len(deblurrer.tiles(height, width)),
+                    "call_pixels": deblurrer.call_pixels,
+                    "runtime": deblurrer.runtime,
+                }
+            )
+    return rows
+
+
+def killed_and_resumed(seconds: float, config: str, extra: list[str]) -> dict:
+    """`deblur train` killed with SIGKILL after `seconds`, then run again for `seconds` and interrupted."""
+    out = Path(tempfile.mkdtemp(prefix="deblur-gpu-run-")) / "run"
+    command = [sys.executable, "-m", "deblur", "train", "--config", config, "--out", str(out), "-q", *extra]
+    env = {**os.environ, "KERAS_BACKEND": "jax"}
+    report: dict = {"command": " ".join(command[1:]), "seconds_each": seconds}
+    for name, stop in (("killed", signal.SIGKILL), ("resumed", signal.SIGINT)):
+        run = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        try:
+            output = run.communicate(timeout=seconds)[0]
+        except subprocess.TimeoutExpired:
+            run.send_signal(stop)
+            output = run.communicate()[0]
+        metrics = out / "metrics.jsonl"
+        report[name] = {
+            "exit_code": run.returncode,
+            "resumed_from_a_checkpoint": "resuming from" in output,
+            "checkpoints": sorted(path.name for path in (out / "checkpoints").glob("step-*.npz")),
+            "metrics": [json.loads(line) for line in metrics.read_text().splitlines()] if metrics.is_file() else [],
+            "output_tail": output[-3000:],
+        }
+    return report
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", type=Path, required=True, help="the JSON file to write")
+    parser.add_argument("--smoke", action="store_true", help="tiny sizes, to check the script on a CPU")
+    parser.add_argument("--train-seconds", type=float, default=60.0, help="how long the killed run runs")
+    args = parser.parse_args()
+    if keras.backend.backend() != "jax":
+        sys.exit("run with KERAS_BACKEND=jax")
+    if args.smoke:
+        matmul_size, patch, steps, calls = 512, 32, 3, 2
+        trainings = [(8, 1, 2)]
+        sizes = [(72, 128)]
+        run = ("smoke", ["--epochs", "20", "--steps-per-epoch", "50", "--set", "train.checkpoint_every=20"])
+    else:
+        matmul_size, patch, steps, calls = 8192, 256, 20, 10
+        trainings = [(32, 9, 16), (32, 9, 64), (64, 9, 16), (64, 9, 64)]
+        sizes = [(720, 1280), (2160, 3840)]
+        # The shipped model's size on the demo data, at 256x256 and batch 16: epochs long enough to see in a minute.
+        run = ("pretrained", ["--epochs", "50", "--steps-per-epoch", "500", "--batch-size", "16"])
+    report: dict = {"device": describe_device(), "smoke": args.smoke}
+    report["matmul"] = [asdict(matmul_rate(dtype, size=matmul_size)) for dtype in ("float32", "bfloat16")]
+    print(json.dumps(report["matmul"]), flush=True)
+    bf16 = matmul_rate("bfloat16", size=matmul_size)
+    report["training"] = []
+    for width, blocks, batch in trainings:
+        report["training"].append(train_speed(width, blocks, batch, patch, steps, bf16))
+        print(json.dumps(report["training"][-1]), flush=True)
+    report["predict"] = predict_speed(sizes, calls)
+    print(json.dumps(report["predict"]), flush=True)
+    report["kill_and_resume"] = killed_and_resumed(args.train_seconds, *run)
+    args.out.write_text(json.dumps(report, indent=2))
+    print(f"wrote {args.out}")
+
+
+if __name__ == "__main__":
+    main()
