@@ -120,6 +120,7 @@ def deblur_photos(
 ) -> PredictReport:
     """`deblur predict`: choose and load the model (`model` as `deblur.paths.choose_model` takes it), say which,
     and deblur every photo and clip in `inputs` into `out_dir`."""
+    check_found(inputs)  # before the model loads: seconds, for nothing
     deblurrer, chosen = open_deblurrer(
         model,
         precision=precision,
@@ -132,6 +133,23 @@ def deblur_photos(
         log=log,
     )
     return predict_files(inputs, deblurrer, chosen.path, out_dir, options, progress, log=log)
+
+
+class NothingFoundError(DeblurError, FileNotFoundError):
+    """The inputs name folders only, and none holds a photo or a clip."""
+
+
+def check_found(inputs: list[Path]) -> None:
+    """Refuse inputs that are all folders without a photo or clip in them: a run that deblurs nothing is a mistake
+    (a wrong folder, or files of another kind), not a success."""
+    if (
+        inputs
+        and all(path.is_dir() for path in inputs)
+        and not find_images(inputs, suffixes=READ_SUFFIXES | VIDEO_SUFFIXES)
+    ):
+        kinds = " ".join(sorted(READ_SUFFIXES | VIDEO_SUFFIXES))
+        folders = ", ".join(str(path) for path in inputs)
+        raise NothingFoundError(f"no photos or clips in {folders} (searched all its folders for {kinds})")
 
 
 def predict_files(

@@ -330,3 +330,13 @@ def test_too_small_and_animated_photos_in_a_folder(identity_model, tmp_path):
 def test_too_small_for_the_library_too(identity_model):
     with pytest.raises(DeblurError, match="4x3 is too small"):
         load_deblurrer(identity_model)(np.zeros((3, 4, 3), dtype=np.float32))
+
+
+def test_predict_on_folders_without_photos_or_clips_fails_and_says_what_was_searched(tmp_path):
+    empty = tmp_path / "photos"
+    (empty / "inner").mkdir(parents=True)
+    (empty / "notes.txt").write_text("not a photo")
+    result = runner.invoke(app, ["predict", str(empty), "--out", str(tmp_path / "out"), "-q"])
+    assert result.exit_code == 1
+    assert f"no photos or clips in {empty}" in result.output and ".jpg" in result.output and ".mp4" in result.output
+    assert not (tmp_path / "out").exists()

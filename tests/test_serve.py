@@ -282,6 +282,8 @@ def test_card_figures_of_the_shipped_model_and_of_a_run(model):
     assert card["title"].startswith("Figures") and card["source"] == "MODEL_CARD.md"
     assert card["columns"][:4] == ["data", "blurry PSNR / SSIM", "model PSNR / SSIM", "gain"]
     assert any("11 real motion-blur pairs" in row[0] and row[3] == "+0.41 dB" for row in card["rows"])
+    # One table: the card's second table (the pairs one by one, other columns) is not appended to the first.
+    assert all(len(row) == len(card["columns"]) for row in card["rows"])
     lines = [
         {"epoch": 1, "val_psnr": 25.0, "val_psnr_blurry": 24.5},
         {"epoch": 2, "val_psnr": 26.0, "val_psnr_blurry": 25.0},

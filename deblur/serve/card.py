@@ -51,11 +51,22 @@ def _card_table(card: Path) -> dict[str, Any] | None:
         heading, _, body = section.partition("\n")
         if not heading.startswith("Figures"):
             continue
-        rows = [_cells(line) for line in body.splitlines() if line.startswith("|")]
+        rows = [_cells(line) for line in _first_table(body)]
         rows = [row for row in rows if not all(set(cell) <= set("-: ") for cell in row)]  # the rule under the head
         if len(rows) >= 2:
             return {"title": heading.strip(), "source": card.name, "columns": rows[0], "rows": rows[1:]}
     return None
+
+
+def _first_table(body: str) -> list[str]:
+    """The `|` lines of the first table in `body`: a section can hold several, each with its own columns."""
+    lines: list[str] = []
+    for line in body.splitlines():
+        if line.startswith("|"):
+            lines.append(line)
+        elif lines:
+            break
+    return lines
 
 
 def _training_table(metrics: Path) -> dict[str, Any] | None:
