@@ -37,7 +37,7 @@ Loss = Literal["l1", "charbonnier"]
 Strategy = Literal["auto", "default", "mirrored", "multi-worker"]
 Precision = Literal["auto", "float32", "mixed_float16", "mixed_bfloat16"]  # the training policy
 InferencePrecision = Literal["auto", "float32", "bfloat16"]
-EvaluationSplit = Literal["val", "train", "all"]
+EvaluationSplit = Literal["auto", "val", "train", "all"]
 TimingsPreset = Literal["quick", "paper"]
 
 

@@ -161,3 +161,17 @@ def test_a_truncated_image_is_named(synthetic, tmp_path):
     )
     assert result.exit_code == 1 and "001.jpg: not a readable image" in result.output, result.output
     assert not out.exists()
+
+
+def test_a_flat_folder_is_evaluated_whole_by_default_and_the_output_says_so(tmp_path):
+    from helpers import make_flat_dataset, save_model
+
+    data = make_flat_dataset(tmp_path / "flat", count=11)
+    model = save_model(tmp_path / "run")
+    args = ["evaluate", "--model", str(model), "--data", str(data), "--no-baselines", "--precision", "float32"]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 0, result.output
+    assert "11 all pair(s)" in result.output and "no split of its own" in result.output
+    result = runner.invoke(app, [*args, "--split", "val"])
+    assert result.exit_code == 0, result.output
+    assert "1 val pair(s)" in result.output and "no split of its own" not in result.output

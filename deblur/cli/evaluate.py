@@ -18,8 +18,9 @@ def evaluate(
     model: Annotated[str | None, typer.Option(help=MODEL_HELP)] = None,
     out: Annotated[Path | None, typer.Option(help="Also write the results as JSON to this file.")] = None,
     split: Annotated[
-        EvaluationSplit, typer.Option(help="Which pairs: the validation split, training, or all.")
-    ] = "val",
+        EvaluationSplit,
+        typer.Option(help="Which pairs: auto is the held-out split where the data has one (GOPRO's test/), else all."),
+    ] = "auto",
     limit: Annotated[int | None, typer.Option(min=1, help="Score at most this many pairs.")] = None,
     baselines: Annotated[bool, typer.Option(help="Also score classical deblurring (slower).")] = True,
     precision: Annotated[InferencePrecision, typer.Option(help="As for predict.")] = "auto",

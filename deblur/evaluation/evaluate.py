@@ -16,7 +16,7 @@ import numpy as np
 
 from deblur.config import EvaluationSplit
 from deblur.console import progress_bar
-from deblur.data.pairs import DatasetError, Pair, check_pairs, discover, problem_listing
+from deblur.data.pairs import DatasetError, Pair, Splits, check_pairs, discover, problem_listing
 from deblur.data.sequence import load_rgb
 from deblur.data.writer import kernel_file
 from deblur.errors import OutputExistsError, SettingError
@@ -32,11 +32,14 @@ from deblur.shake import DEFAULT_METHOD
 SPLITS = get_args(EvaluationSplit)
 
 
-def evaluation_pairs(root: str | Path, split: str = "val", limit: int | None = None) -> list[Pair]:
-    """The pairs to score, after the same checks as training (all problems listed at once)."""
+def evaluation_pairs(root: str | Path, split: str = "auto", limit: int | None = None) -> list[Pair]:
+    """The pairs to score, after the same checks as training (all problems listed at once). `split` "auto" is the
+    held-out split of data that has split folders (GOPRO's test/), and all the pairs of a flat blur/ + sharp/
+    folder, whose 1-in-10 validation carve-out is training's, not the data's."""
     if split not in SPLITS:
         raise SettingError(f"split must be one of {', '.join(SPLITS)}; got {split!r}", settings=("split",))
     splits, problems = discover(root)
+    split = resolve_split(splits, split)
     pairs = {"val": splits.val, "train": splits.train, "all": splits.train + splits.val}[split]
     pairs = pairs[:limit] if limit else pairs
     problems += check_pairs(pairs, progress=False)
@@ -47,6 +50,13 @@ def evaluation_pairs(root: str | Path, split: str = "val", limit: int | None = N
     if not pairs:
         raise DatasetError(f"no {split} pairs under {root}")
     return pairs
+
+
+def resolve_split(splits: Splits, split: str) -> str:
+    """What "auto" means for these splits (see `evaluation_pairs`); any other split is itself."""
+    if split != "auto":
+        return split
+    return "val" if splits.layout == "gopro" else "all"
 
 
 def evaluate(
@@ -95,7 +105,7 @@ def evaluate_model(
     model: str | Path | None,
     data: str | Path,
     *,
-    split: str = "val",
+    split: str = "auto",
     limit: int | None = None,
     precision: str = "auto",
     runtime: str = DEFAULT_RUNTIME,
@@ -117,10 +127,13 @@ def evaluate_model(
         )
     chosen = choose_model(model)
     pairs = evaluation_pairs(data, split, limit)  # the data is checked before the slow load
+    splits, asked = discover(data)[0], split
+    split = resolve_split(splits, split)
     deblurrer, _ = open_deblurrer(
         chosen, precision=precision, runtime=runtime, method=method, ensemble=ensemble, log=log
     )
-    log(f"{len(pairs)} {split} pair(s) from {data}")
+    whole = " (a flat folder has no split of its own: all its pairs)" if asked == "auto" and split == "all" else ""
+    log(f"{len(pairs)} {split} pair(s) from {data}{whole}")
     report = evaluate(
         deblurrer,
         pairs,
