@@ -12,7 +12,7 @@ from deblur.data.degrade import degrade
 from deblur.data.demo import load_photo
 from deblur.data.pairs import DatasetError
 from deblur.model import build_generator
-from deblur.training import trainer
+from deblur.training import data_plan, trainer
 from deblur.training.errors import RunFolderError, TrainingError, TrainingInterrupted
 from deblur.training.optim import build_optimizer, scaled_learning_rate
 from deblur.training.run_folder import RunFolder, read_metrics, weights_fingerprint
@@ -212,14 +212,14 @@ def test_bad_data_trains_nothing(tmp_path):
 @pytest.fixture
 def breaks_after_check(tmp_path, monkeypatch):
     """A dataset of 6 pairs whose second training image is corrupted just after the pre-flight check."""
-    checked = trainer.preflight
+    checked = data_plan.preflight
 
     def check_then_break(root, patch_size, **kwargs):
         splits = checked(root, patch_size, **kwargs)
         splits.train[1].blurry.write_bytes(b"\x89PNG\r\n\x1a\n broken after the check")
         return splits
 
-    monkeypatch.setattr(trainer, "preflight", check_then_break)
+    monkeypatch.setattr(data_plan, "preflight", check_then_break)
     return make_flat_dataset(tmp_path / "data", count=6)
 
 

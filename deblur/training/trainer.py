@@ -22,12 +22,11 @@ from tqdm import tqdm
 
 from deblur.config import Config
 from deblur.console import progress_bar
-from deblur.data.demo import ensure_demo_dataset
-from deblur.data.pairs import preflight
 from deblur.data.pipeline import PipelineOptions, train_dataset, val_dataset
 from deblur.errors import error_reason
 from deblur.losses import PIXEL_LOSSES, build_vgg_features, perceptual_loss, psnr, ssim
 from deblur.model import build_generator
+from deblur.training.data_plan import epoch_line, plan_data
 from deblur.training.errors import TrainingError, TrainingInterrupted
 from deblur.training.optim import build_optimizer, scaled_learning_rate
 from deblur.training.precision import choose_precision, set_policy
@@ -120,25 +119,18 @@ class Session:
     # === Set-up ===
 
     def _find_data(self) -> None:
-        data, training = self.data, self.training
-        root = data.root or ensure_demo_dataset(data.synth, log=self.log)
-        splits = preflight(root, data.patch_size, progress=self.progress, skip_unreadable=data.skip_bad_images)
-        self.skipped = list(splits.skipped)
-        if self.skipped:
-            self.log(
-                f"skipping {len(self.skipped)} unreadable file(s) (data.skip_bad_images): "
-                + "; ".join(self.skipped[:5])
-            )
-        if self.distribution.is_chief:  # only once the data has passed: a failed check leaves no run folder behind
-            record_config(self.run, self.config)
-        self.train_pairs = splits.train
-        self.val_pairs = splits.val[: data.val_limit] if data.val_limit else splits.val
-        self.global_batch = data.batch_size * self.replicas
-        self.steps_per_epoch = training.steps_per_epoch or max(1, len(splits.train) // self.global_batch)
-        self.total_steps = self.steps_per_epoch * training.epochs
-        self.log(
-            f"data: {root} ({splits.layout} layout): {len(splits.train)} training pairs, {len(self.val_pairs)} "
-            f"validation; global batch {self.global_batch} = {data.batch_size} per replica x {self.replicas} replica(s)"
+        plan = plan_data(
+            self.config,
+            self.replicas,
+            progress=self.progress,
+            log=self.log,
+            on_checked=lambda: record_config(self.run, self.config) if self.distribution.is_chief else None,
+        )
+        self.train_pairs, self.val_pairs, self.skipped = plan.train_pairs, plan.val_pairs, plan.skipped
+        self.global_batch, self.steps_per_epoch, self.total_steps = (
+            plan.global_batch,
+            plan.steps_per_epoch,
+            plan.total_steps,
         )
 
     def _build_model(self) -> None:
@@ -284,11 +276,7 @@ class Session:
             **scores,
             "images_per_second": round(epoch.images / epoch.seconds, 3) if epoch.seconds else None,
         }
-        self.log(
-            f"epoch {row['epoch']}: loss {row['loss']:.4f}, val PSNR {row['val_psnr']:.2f} dB "
-            f"(blurry {row['val_psnr_blurry']:.2f}), SSIM {row['val_ssim']:.4f} "
-            f"(blurry {row['val_ssim_blurry']:.4f}), {row['images_per_second'] or 0:.1f} img/s"
-        )
+        self.log(epoch_line(row))
         self.metrics.append(row)
         # Metrics before the checkpoint: a crash in between replays the epoch and rewrites its row.
         if self.distribution.is_chief:

@@ -23,11 +23,11 @@ import numpy as np
 
 from deblur.config import Config
 from deblur.console import progress_bar
-from deblur.data.demo import ensure_demo_dataset
-from deblur.data.pairs import preflight, problem_listing, split_unreadable
+from deblur.data.pairs import problem_listing, split_unreadable
 from deblur.errors import SettingError
 from deblur.losses import PIXEL_LOSSES, build_vgg_features, perceptual_loss
 from deblur.model import build_generator
+from deblur.training.data_plan import epoch_line, plan_data
 from deblur.training.errors import RunFolderError, TrainingError, TrainingInterrupted
 from deblur.training.jax.batches import training_batches, validation_images
 from deblur.training.jax.checkpoints import (
@@ -121,24 +121,18 @@ class Session:
         self.log(f"strategy: JAX, {how}: {self.replicas} x {', '.join(kinds)} ({devices[0].platform})")
 
     def _find_data(self) -> None:
-        data, training = self.data, self.training
-        root = data.root or ensure_demo_dataset(data.synth, log=self.log)
-        splits = preflight(root, data.patch_size, progress=self.progress, skip_unreadable=data.skip_bad_images)
-        self.skipped = list(splits.skipped)
-        if self.skipped:
-            self.log(
-                f"skipping {len(self.skipped)} unreadable file(s) (data.skip_bad_images): "
-                + "; ".join(self.skipped[:5])
-            )
-        record_config(self.run, self.config)  # only once the data has passed: a failed check leaves no folder
-        self.train_pairs = splits.train
-        self.val_pairs = splits.val[: data.val_limit] if data.val_limit else splits.val
-        self.global_batch = data.batch_size * self.replicas
-        self.steps_per_epoch = training.steps_per_epoch or max(1, len(splits.train) // self.global_batch)
-        self.total_steps = self.steps_per_epoch * training.epochs
-        self.log(
-            f"data: {root} ({splits.layout} layout): {len(splits.train)} training pairs, {len(self.val_pairs)} "
-            f"validation; global batch {self.global_batch} = {data.batch_size} per replica x {self.replicas} replica(s)"
+        plan = plan_data(
+            self.config,
+            self.replicas,
+            progress=self.progress,
+            log=self.log,
+            on_checked=lambda: record_config(self.run, self.config),
+        )
+        self.train_pairs, self.val_pairs, self.skipped = plan.train_pairs, plan.val_pairs, plan.skipped
+        self.global_batch, self.steps_per_epoch, self.total_steps = (
+            plan.global_batch,
+            plan.steps_per_epoch,
+            plan.total_steps,
         )
 
     def _build_model(self) -> None:
@@ -284,11 +278,7 @@ class Session:
             **scores,
             "images_per_second": round(images / seconds, 3) if seconds else None,
         }
-        self.log(
-            f"epoch {row['epoch']}: loss {row['loss']:.4f}, val PSNR {row['val_psnr']:.2f} dB "
-            f"(blurry {row['val_psnr_blurry']:.2f}), SSIM {row['val_ssim']:.4f} "
-            f"(blurry {row['val_ssim_blurry']:.4f}), {row['images_per_second'] or 0:.1f} img/s"
-        )
+        self.log(epoch_line(row))
         self.metrics.append(row)
         write_metrics(self.run, self.metrics)  # before the checkpoint: a crash between replays the epoch
         self._save()

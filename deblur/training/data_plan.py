@@ -1,0 +1,52 @@
+"""What a training run reads and for how long: the checked pairs, the global batch and the steps. TensorFlow's loop
+and JAX's both start from it, and end each epoch with the same line."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from deblur.config import Config
+from deblur.data.demo import ensure_demo_dataset
+from deblur.data.pairs import Pair, preflight
+
+
+@dataclass
+class DataPlan:
+    train_pairs: list[Pair]
+    val_pairs: list[Pair]
+    skipped: list[str]  # unreadable files left out (data.skip_bad_images)
+    global_batch: int
+    steps_per_epoch: int
+    total_steps: int
+
+
+def plan_data(
+    config: Config, replicas: int, *, progress: bool, log: Callable[[str], None], on_checked: Callable[[], None]
+) -> DataPlan:
+    """Find and check the data (the embedded demo when no root is set), then size the run for `replicas`.
+    `on_checked` runs once the data has passed: a failed check leaves no run folder behind."""
+    data, training = config.data, config.train
+    root = data.root or ensure_demo_dataset(data.synth, log=log)
+    splits = preflight(root, data.patch_size, progress=progress, skip_unreadable=data.skip_bad_images)
+    skipped = list(splits.skipped)
+    if skipped:
+        log(f"skipping {len(skipped)} unreadable file(s) (data.skip_bad_images): " + "; ".join(skipped[:5]))
+    on_checked()
+    val_pairs = splits.val[: data.val_limit] if data.val_limit else splits.val
+    global_batch = data.batch_size * replicas
+    steps_per_epoch = training.steps_per_epoch or max(1, len(splits.train) // global_batch)
+    log(
+        f"data: {root} ({splits.layout} layout): {len(splits.train)} training pairs, {len(val_pairs)} "
+        f"validation; global batch {global_batch} = {data.batch_size} per replica x {replicas} replica(s)"
+    )
+    return DataPlan(splits.train, val_pairs, skipped, global_batch, steps_per_epoch, steps_per_epoch * training.epochs)
+
+
+def epoch_line(row: dict) -> str:
+    """The log line of a finished epoch's metrics row."""
+    return (
+        f"epoch {row['epoch']}: loss {row['loss']:.4f}, val PSNR {row['val_psnr']:.2f} dB "
+        f"(blurry {row['val_psnr_blurry']:.2f}), SSIM {row['val_ssim']:.4f} "
+        f"(blurry {row['val_ssim_blurry']:.4f}), {row['images_per_second'] or 0:.1f} img/s"
+    )
