@@ -24,7 +24,8 @@ def timings(
         str | None,
         typer.Option(
             help="Comma-separated subset: keras-sequence, tf.data, tf.data-optimized, mixed-precision, multi-gpu, "
-            "xla, steps-per-call. Each keeps the optimizations of the stages before it."
+            "xla, steps-per-call (under KERAS_BACKEND=jax: keras-sequence, read-ahead, mixed-bfloat16, "
+            "mixed-float16, multi-gpu, larger-batch). Each keeps the optimizations of the stages before it."
         ),
     ] = None,
     config: Annotated[

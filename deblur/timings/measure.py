@@ -8,21 +8,19 @@ from __future__ import annotations
 import gc
 import math
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 
 import keras
 import numpy as np
 import tensorflow as tf
 
-from deblur.config import ModelConfig, TrainConfig
 from deblur.console import progress_bar
-from deblur.data.pairs import Pair
 from deblur.data.pipeline import PipelineOptions, train_dataset
 from deblur.data.sequence import PairSequence
 from deblur.losses import PIXEL_LOSSES
 from deblur.model import build_generator
 from deblur.timings.report import StageResult, TimingsError
-from deblur.timings.stages import Setup, Stage
+from deblur.timings.stages import Setup, Stage, Workload, skipped_result  # noqa: F401  their old home
 from deblur.training.optim import build_optimizer
 from deblur.training.precision import set_policy
 from deblur.training.step import make_multi_step, make_train_step
@@ -31,24 +29,6 @@ LOADER_OPTIONS = {
     "tf.data": PipelineOptions(parallel=False, cache="none", prefetch=False),
     "tf.data-optimized": PipelineOptions(parallel=True, cache="memory", prefetch=True),
 }
-
-
-@dataclass(frozen=True)
-class Workload:
-    """What every stage trains: the same model, data, patch and batch (per replica)."""
-
-    model: ModelConfig
-    train: TrainConfig  # learning rate and loss: the optimizer and loss of `deblur train`
-    pairs: list[Pair]
-    patch_size: int
-    batch_size: int
-    warmup_steps: int
-    steps: int
-    seed: int = 0
-
-
-def skipped_result(stage: Stage) -> StageResult:
-    return StageResult(stage.name, stage.description, None, None, None, None, None, stage.skipped, asdict(stage.setup))
 
 
 def measure_stage(stage: Stage, work: Workload, *, progress: bool = True) -> StageResult:

@@ -12,14 +12,13 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 import keras
-import tensorflow as tf
 
 from deblur.config import Config, load_config
 from deblur.data.demo import ensure_demo_dataset
 from deblur.data.pairs import preflight
 from deblur.errors import OutputExistsError, SettingError, error_reason
 from deblur.files import atomic_write_text
-from deblur.hardware import describe_device
+from deblur.hardware import cpu_bf16_flags, describe_device, gpu_compute_capabilities, keras_backend
 from deblur.model import GRADIENTS, build_generator
 from deblur.timings.chart import write_chart
 from deblur.timings.flops import (
@@ -29,10 +28,8 @@ from deblur.timings.flops import (
     forward_flops_per_pixel,
     matmul_rate,
 )
-from deblur.timings.loaders import LOADERS, measure_loader
-from deblur.timings.measure import Workload, measure_stage, skipped_result
 from deblur.timings.report import ARTICLE_STEPS, StageResult, TimingsReport
-from deblur.timings.stages import Stage, plan_stages, select_stages
+from deblur.timings.stages import Stage, Workload, plan_stages, select_stages, skipped_result
 from deblur.training.precision import choose_precision
 
 
@@ -129,11 +126,8 @@ def run_timings(
     workload from `preset`.
     """
     check_outputs(out, overwrite)
-    precision = choose_precision("auto")
-    gpus = [device.name for device in tf.config.list_logical_devices("GPU")]
-    planned = select_stages(
-        plan_stages(precision, gpus, steps_per_call=preset.steps_per_call, multi_devices=multi_devices), stages
-    )
+    backend = Backend.here(preset, multi_devices)
+    planned = select_stages(backend.stages, stages)
     root = config.data.root or ensure_demo_dataset(config.data.synth, log=log)
     splits = preflight(root, preset.patch_size, progress=progress)
     work = Workload(
@@ -158,7 +152,9 @@ def run_timings(
     }
     log(f"data: {root}, {len(splits.train)} training pairs; {preset.patch_size}x{preset.patch_size} patches")
 
-    loaders = [_time_loader(name, splits.train, preset, progress=progress, log=log) for name in LOADERS]
+    loaders = [
+        _time_loader(backend, name, splits.train, preset, progress=progress, log=log) for name in backend.loaders
+    ]
     results: list[StageResult] = []
     rates: dict[str, MatmulRate] = {}
     if not pipeline_only:
@@ -169,7 +165,7 @@ def run_timings(
         for dtype in sorted({compute_dtype(stage) for stage in planned if not stage.skipped}):
             rates[dtype] = matmul_rate(dtype)
             log(f"matmul rate, {dtype}: {rates[dtype].gflops:.0f} GFLOP/s")
-        results = [_time_stage(stage, work, settings, rates, progress=progress, log=log) for stage in planned]
+        results = [_time_stage(backend, stage, work, settings, rates, progress=progress, log=log) for stage in planned]
         baseline = next((r for r in results if r.images_per_second), None)
         for result in results:
             if result.images_per_second and baseline:
@@ -191,8 +187,46 @@ def run_timings(
     return report
 
 
-def _time_loader(name: str, pairs, preset: Preset, *, progress: bool, log: Callable[[str], None]):
-    loader = measure_loader(
+@dataclass
+class Backend:
+    """What `deblur timings` runs on Keras' backend: TensorFlow's stages and loaders (the article's chart), or
+    JAX's (`deblur.timings.jax`), and the functions that measure them."""
+
+    stages: list[Stage]
+    loaders: tuple[str, ...]
+    measure_stage: Callable
+    measure_loader: Callable
+    failures: tuple[type[BaseException], ...]  # what a stage that cannot run here raises (out of memory, say)
+
+    @classmethod
+    def here(cls, preset: Preset, multi_devices: list[str] | None = None) -> Backend:
+        if keras_backend() == "jax":
+            import jax
+
+            from deblur.timings import jax as on_jax
+
+            stages = on_jax.plan_jax_stages(gpu_compute_capabilities(), bool(cpu_bf16_flags()), len(jax.devices()))
+            return cls(
+                stages,
+                on_jax.JAX_LOADERS,
+                on_jax.measure_jax_stage,
+                on_jax.measure_jax_loader,
+                (jax.errors.JaxRuntimeError,),
+            )
+        import tensorflow as tf
+
+        from deblur.timings.loaders import LOADERS, measure_loader
+        from deblur.timings.measure import measure_stage
+
+        gpus = [device.name for device in tf.config.list_logical_devices("GPU")]
+        stages = plan_stages(
+            choose_precision("auto"), gpus, steps_per_call=preset.steps_per_call, multi_devices=multi_devices
+        )
+        return cls(stages, LOADERS, measure_stage, measure_loader, (tf.errors.OpError,))
+
+
+def _time_loader(backend: Backend, name: str, pairs, preset: Preset, *, progress: bool, log: Callable[[str], None]):
+    loader = backend.measure_loader(
         name,
         pairs,
         patch_size=preset.patch_size,
@@ -206,6 +240,7 @@ def _time_loader(name: str, pairs, preset: Preset, *, progress: bool, log: Calla
 
 
 def _time_stage(
+    backend: Backend,
     stage: Stage,
     work: Workload,
     settings: dict,
@@ -219,8 +254,8 @@ def _time_stage(
         log(f"stage {stage.name}: skipped ({stage.skipped})")
         return skipped_result(stage)
     try:
-        result = measure_stage(stage, work, progress=progress)
-    except tf.errors.OpError as err:
+        result = backend.measure_stage(stage, work, progress=progress)
+    except backend.failures as err:
         # E.g. out of memory, or XLA unavailable for an op on this device: recorded, not hidden.
         reason = error_reason(err)
         log(f"stage {stage.name}: failed here ({reason})")

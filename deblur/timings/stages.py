@@ -7,9 +7,12 @@ stages after it build on the last one that could run.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import asdict, dataclass, replace
 
+from deblur.config import ModelConfig, TrainConfig
+from deblur.data.pairs import Pair
 from deblur.errors import SettingError
+from deblur.timings.report import StageResult
 from deblur.training.precision import PrecisionChoice
 
 
@@ -22,6 +25,7 @@ class Setup:
     devices: tuple[str, ...] = ()  # () : one device (the default strategy); else MirroredStrategy over these
     jit_compile: bool = False
     steps_per_call: int = 1
+    batch_factor: int = 1  # the workload's batch times this (JAX's larger-batch stage)
 
 
 @dataclass(frozen=True)
@@ -41,6 +45,24 @@ STAGE_NAMES = (
     "xla",
     "steps-per-call",
 )
+
+
+@dataclass(frozen=True)
+class Workload:
+    """What every stage trains: the same model, data, patch and batch (per replica)."""
+
+    model: ModelConfig
+    train: TrainConfig  # learning rate and loss: the optimizer and loss of `deblur train`
+    pairs: list[Pair]
+    patch_size: int
+    batch_size: int
+    warmup_steps: int
+    steps: int
+    seed: int = 0
+
+
+def skipped_result(stage: Stage) -> StageResult:
+    return StageResult(stage.name, stage.description, None, None, None, None, None, stage.skipped, asdict(stage.setup))
 
 
 def plan_stages(
@@ -86,9 +108,10 @@ def select_stages(stages: list[Stage], names: list[str] | None) -> list[Stage]:
     """The stages named, in the canonical order; each keeps the optimizations of the stages before it."""
     if not names:
         return stages
-    unknown = [name for name in names if name not in STAGE_NAMES]
+    known = [stage.name for stage in stages]
+    unknown = [name for name in names if name not in known]
     if unknown:
         raise SettingError(
-            f"unknown stage(s) {', '.join(unknown)}: choose from {', '.join(STAGE_NAMES)}", settings=("stages",)
+            f"unknown stage(s) {', '.join(unknown)}: choose from {', '.join(known)}", settings=("stages",)
         )
     return [stage for stage in stages if stage.name in names]

@@ -56,17 +56,19 @@ def loader_table(report: TimingsReport) -> str:
 def bottleneck(report: TimingsReport) -> str | None:
     """Which limits training here: the plain input pipeline, or the model's compute."""
     fastest = report.fastest()
+    # The plainest loader of the backend: tf.data unoptimized on TensorFlow, the PyDataset in the loop on JAX.
     plain = next((loader for loader in report.pipeline if loader.name == "tf.data"), None)
+    plain = plain or next((loader for loader in report.pipeline if loader.name == "keras-sequence"), None)
     if fastest is None or plain is None:
         return None
     consumed = fastest.images_per_second
     ratio = plain.patches_per_second / consumed
     if ratio >= 1:
         return (
-            f"here the compute is the bottleneck: even the plain tf.data loader delivers {ratio:.1f}x what the "
+            f"here the compute is the bottleneck: even the plain {plain.name} loader delivers {ratio:.1f}x what the "
             "model consumes"
         )
     return (
-        f"here the input pipeline is the bottleneck: the plain tf.data loader delivers only {ratio:.2f}x what "
+        f"here the input pipeline is the bottleneck: the plain {plain.name} loader delivers only {ratio:.2f}x what "
         "the model consumes; the optimized loader is needed"
     )
