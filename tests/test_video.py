@@ -15,6 +15,7 @@ from typer.testing import CliRunner
 from deblur.cli import app
 from deblur.inference import load_deblurrer
 from deblur.video.clips import frame_times, probe_clip, read_frames
+from deblur.video.pixels import frame_to_rgb
 from deblur.video.predict import VideoOptions, deblur_clip, work_folder
 
 
@@ -42,8 +43,9 @@ def facts(path):
 
 
 def pixels(path):
+    """A clip's frames as deblur reads them (`deblur.video.pixels`), as 0-255 uint8."""
     with av.open(str(path)) as container:
-        return [frame.to_ndarray(format="rgb24") for frame in container.decode(video=0)]
+        return [np.round(frame_to_rgb(frame) * 255).astype(np.uint8) for frame in container.decode(video=0)]
 
 
 def predict(*args):

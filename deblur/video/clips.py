@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from deblur.imageio import DEFAULT_MAX_PIXELS, ImageReadError
+from deblur.video.pixels import frame_to_rgb
 
 # Suffixes searched for in folders (a file named on the command line is judged by its content).
 VIDEO_SUFFIXES = {".mp4", ".m4v", ".mov", ".mkv", ".webm", ".avi", ".mpg", ".mpeg", ".ts", ".mts", ".m2ts", ".wmv"}
@@ -147,8 +148,7 @@ def read_frames(clip: Clip, first: int = 0, stop: int | None = None, times: list
                 if stop is not None and index >= stop:
                     return
                 if index >= first:  # frames before it (from the key frame, or from the start) are passed over
-                    rgb = frame.to_ndarray(format="rgb24").astype(np.float32) / 255.0
-                    yield Frame(index, rgb, frame.pts, frame.time_base or clip.time_base)
+                    yield Frame(index, frame_to_rgb(frame), frame.pts, frame.time_base or clip.time_base)
                 index += 1
         except av.FFmpegError as err:
             raise VideoReadError(f"{name}: frame {index + 1} cannot be decoded ({_reason(err)})") from None

@@ -23,6 +23,7 @@ import numpy as np
 from deblur.files import atomic_path
 from deblur.imageio import to_uint8
 from deblur.video.clips import Clip
+from deblur.video.pixels import rgb_to_frame, tag_stream
 
 Codec = Literal["h264", "h265", "vp9", "av1"]
 # FFmpeg's encoder for each, and its quality setting that looks visually lossless on photographic video
@@ -78,6 +79,7 @@ class SegmentWriter:
         self._stream = self._container.add_stream(encoder, rate=clip.rate, options=options)
         self._stream.width, self._stream.height = clip.width, clip.height
         self._stream.pix_fmt = pixel_format(clip.width, clip.height)
+        tag_stream(self._stream)
         self._stream.time_base = clip.time_base
         self._stream.codec_context.time_base = clip.time_base
         if clip.rotation:
@@ -86,9 +88,7 @@ class SegmentWriter:
         self._last_pts: int | None = None
 
     def write(self, rgb: np.ndarray, pts: int) -> None:
-        import av
-
-        frame = av.VideoFrame.from_ndarray(to_uint8(rgb), format="rgb24")
+        frame = rgb_to_frame(to_uint8(rgb), self._stream.pix_fmt)
         frame.pts, frame.time_base = pts, self._time_base
         self._container.mux(self._stream.encode(frame))
 
