@@ -145,6 +145,28 @@ def test_strength_blends_the_photo_and_predicts_output(client, model, tmp_path):
     assert post(client, data, strength="-1").status_code == 422
 
 
+def test_options_as_multipart_fields_and_unknown_ones_refused_by_name(client):
+    data = png_bytes(photo())
+
+    def send(fields: dict, **params):
+        files = {"image": ("photo.png", data, "application/octet-stream")}
+        return client.post("/v1/deblur", params=params, data=fields, files=files)
+
+    # What multipart clients send: the options as form fields, taken as the query parameters are.
+    as_fields = send({"strength": "0", "format": "jpg"})
+    as_params = post(client, data, strength="0", format="jpg")
+    assert as_fields.status_code == 200 and as_fields.headers["content-type"] == "image/jpeg"
+    assert as_fields.content == as_params.content != post(client, data).content
+    assert send({"strength": "151"}).status_code == 422
+    assert "ensemble must be one of" in send({"ensemble": "3"}).json()["detail"]
+    for answer, name in (
+        (post(client, data, strenght="50"), "unknown parameter(s): strenght"),
+        (send({"strenght": "50"}), "unknown field(s): strenght"),
+        (send({"strength": "50"}, strength="60"), "given both as a parameter and as a field: strength"),
+    ):
+        assert answer.status_code == 400 and name in answer.json()["detail"], answer.text
+
+
 # === Bad input ===
 
 

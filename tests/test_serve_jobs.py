@@ -132,6 +132,12 @@ def test_bad_clips_answer_400_and_unknown_jobs_404(model, tmp_path):
         answer = client.post("/v1/jobs", files={"video": ("x.mp4", b"not a video", "video/mp4")})
         assert answer.status_code == 400 and "x.mp4" in answer.json()["detail"]
         assert client.post("/v1/jobs", content=b"").status_code == 400
+        # A clip job takes no options: a parameter or field is a mistake, named.
+        clip = make_clip(tmp_path / "named.mp4", frames=2, audio=False).read_bytes()
+        answer = client.post("/v1/jobs", params={"strength": "50"}, content=clip, headers={"content-type": "video/mp4"})
+        assert answer.status_code == 400 and "unknown parameter(s): strength" in answer.json()["detail"]
+        answer = client.post("/v1/jobs", data={"format": "mkv"}, files={"video": ("c.mp4", clip, "video/mp4")})
+        assert answer.status_code == 400 and "unknown field(s): format" in answer.json()["detail"]
         assert client.get("/v1/jobs/nope").status_code == 404
         assert client.get("/v1/jobs/nope/result").status_code == 404
         assert client.delete("/v1/jobs/nope").status_code == 404

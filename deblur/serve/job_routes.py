@@ -16,7 +16,7 @@ from fastapi import APIRouter, Request
 from fastapi.responses import FileResponse, JSONResponse
 
 from deblur.serve.jobs import TooLongError, VideoJobs
-from deblur.serve.routes import busy, error
+from deblur.serve.routes import busy, error, unknown_names
 from deblur.serve.work import Busy
 from deblur.video.clips import VideoReadError
 
@@ -58,15 +58,19 @@ async def create_job(request: Request) -> JSONResponse:
     state, and `Location: /v1/jobs/{id}`. The clip is deblurred as `deblur predict` does it: same size, frames,
     timestamps, rotation, audio."""
     jobs = jobs_of(request)
+    problem = unknown_names(request.query_params, (), "parameter")  # a clip job takes no options
+    if problem:
+        return error(400, problem)
     try:
         jobs.check_free()  # before reading the upload: refused at once
     except Busy as err:
         return busy(err)
     folder = jobs.new_folder()
-    name = await _save_upload(request, folder / "upload")
-    if name is None:
+    name, fields = await _save_upload(request, folder / "upload")
+    problem = unknown_names(fields, (), "field")
+    if name is None or problem:
         shutil.rmtree(folder, ignore_errors=True)
-        return error(400, "no clip: send it as the multipart field 'video' or as the request body")
+        return error(400, problem or "no clip: send it as the multipart field 'video' or as the request body")
     try:
         job = await asyncio.to_thread(jobs.submit, folder / "upload", name)
     except Busy as err:
@@ -79,17 +83,19 @@ async def create_job(request: Request) -> JSONResponse:
     return JSONResponse(job.status(), status_code=202, headers={"Location": f"/v1/jobs/{job.id}"})
 
 
-async def _save_upload(request: Request, path: Path) -> str | None:
-    """Write the upload to `path` as it arrives (a clip is never held in memory); its file name, or None."""
+async def _save_upload(request: Request, path: Path) -> tuple[str | None, list[str]]:
+    """Write the upload to `path` as it arrives (a clip is never held in memory); its file name (or None), and the
+    names of the multipart's other (text) fields."""
     if request.headers.get("content-type", "").startswith("multipart/form-data"):
         async with request.form(max_files=1, max_fields=8, max_part_size=2**20) as form:
+            fields = [key for key, value in form.multi_items() if isinstance(value, str)]
             upload = form.get("video") or next((v for v in form.values() if hasattr(v, "read")), None)
-            if upload is None or not hasattr(upload, "read"):
-                return None
+            if upload is None or not hasattr(upload, "read") or fields:
+                return None, fields
             with path.open("wb") as out:
                 while chunk := await upload.read(2**20):
                     out.write(chunk)
-            return upload.filename or "clip.mp4"
+            return upload.filename or "clip.mp4", []
     size = 0
     with path.open("wb") as out:
         async for chunk in request.stream():
@@ -97,8 +103,8 @@ async def _save_upload(request: Request, path: Path) -> str | None:
             size += len(chunk)
     if size == 0:
         path.unlink(missing_ok=True)
-        return None
-    return "clip.mp4"
+        return None, []
+    return "clip.mp4", []
 
 
 @router.get("/v1/jobs/{job_id}", summary="A video job's state")

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import logging
 from functools import partial
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, get_args
 
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import JSONResponse, Response
@@ -44,6 +44,41 @@ ERRORS = {
 }
 
 
+Ensemble = Literal["1", "2", "4", "8"]
+Format = Literal["png", "jpg", "webp"]
+OPTIONS = ("ensemble", "format", "strength")  # as query parameters or as multipart fields beside the photo
+
+
+def unknown_names(given, known: tuple[str, ...], kind: str) -> str | None:
+    """A message naming what in `given` is not in `known`, or None: a misspelled option must not pass unseen."""
+    extra = sorted(set(given) - set(known))
+    if not extra:
+        return None
+    return f"unknown {kind}(s): {', '.join(extra)}; known: {', '.join(known) or 'none'}"
+
+
+def form_options(fields: dict[str, str]) -> dict[str, Any]:
+    """The options sent as multipart fields, checked as the query parameters are (ValueError says what is wrong)."""
+    options: dict[str, Any] = {}
+    if "ensemble" in fields:
+        if fields["ensemble"] not in get_args(Ensemble):
+            raise ValueError(f"ensemble must be one of {', '.join(get_args(Ensemble))}; got {fields['ensemble']!r}")
+        options["ensemble"] = fields["ensemble"]
+    if "format" in fields:
+        if fields["format"] not in get_args(Format):
+            raise ValueError(f"format must be one of {', '.join(get_args(Format))}; got {fields['format']!r}")
+        options["fmt"] = fields["format"]
+    if "strength" in fields:
+        try:
+            strength = float(fields["strength"])
+        except ValueError:
+            strength = float("nan")
+        if not 0 <= strength <= 100 * MAX_STRENGTH:
+            raise ValueError(f"strength must be a number from 0 to {100 * MAX_STRENGTH:g}; got {fields['strength']!r}")
+        options["strength"] = strength
+    return options
+
+
 def error(status: int, detail: str, headers: dict[str, str] | None = None) -> JSONResponse:
     return JSONResponse({"detail": detail}, status_code=status, headers=headers)
 
@@ -62,10 +97,10 @@ def busy(err: Busy) -> JSONResponse:
 async def deblur(
     request: Request,
     ensemble: Annotated[
-        Literal["1", "2", "4", "8"],
+        Ensemble,
         Query(description="Mirrored/turned copies deblurred and averaged: a little better, that many times slower."),
     ] = "1",
-    fmt: Annotated[Literal["png", "jpg", "webp"], Query(alias="format", description="The output format.")] = "png",
+    fmt: Annotated[Format, Query(alias="format", description="The output format.")] = "png",
     strength: Annotated[
         float,
         Query(
@@ -77,15 +112,28 @@ async def deblur(
     ] = 100 * DEFAULT_STRENGTH,
 ) -> Response:
     """A photo in (a multipart field `image`, or the image itself as the body), the deblurred photo out, as
-    `deblur predict` writes it: EXIF orientation applied, grayscale, alpha and 16-bit PNG kept."""
+    `deblur predict` writes it: EXIF orientation applied, grayscale, alpha and 16-bit PNG kept. The options may
+    also come as multipart fields beside `image`; an unknown parameter or field is refused, naming it."""
     service: DeblurService = request.app.state.service
+    problem = unknown_names(request.query_params, OPTIONS, "parameter")
+    if problem:
+        return error(400, problem)
     try:
         service.queue.check()  # before reading the upload: refused at once
     except Busy as err:
         return busy(err)
-    data, name = await _read_photo(request)
+    data, name, fields = await _read_photo(request)
     if data is None:
         return error(400, "no photo: send it as the multipart field 'image' or as the request body")
+    problem = unknown_names(fields, OPTIONS, "field")
+    twice = sorted(set(fields) & set(request.query_params))
+    if problem or twice:
+        return error(400, problem or f"given both as a parameter and as a field: {', '.join(twice)}")
+    try:
+        chosen = form_options(fields)
+    except ValueError as err:
+        return error(422, str(err))
+    ensemble, fmt, strength = chosen.get("ensemble", ensemble), chosen.get("fmt", fmt), chosen.get("strength", strength)
     try:
         service.check(data, name)
     except NotAnImageError as err:
@@ -116,16 +164,18 @@ async def deblur(
     return Response(result.body, media_type=result.media_type, headers=headers)
 
 
-async def _read_photo(request: Request) -> tuple[bytes | None, str]:
-    """The upload's bytes and file name, from a multipart field `image` (or its only file) or the raw body."""
+async def _read_photo(request: Request) -> tuple[bytes | None, str, dict[str, str]]:
+    """The upload's bytes and file name, from a multipart field `image` (or its only file) or the raw body, and
+    the multipart's other (text) fields."""
     if request.headers.get("content-type", "").startswith("multipart/form-data"):
         async with request.form(max_files=1, max_fields=8) as form:
+            fields = {key: value for key, value in form.multi_items() if isinstance(value, str)}
             upload = form.get("image") or next((v for v in form.values() if hasattr(v, "read")), None)
             if upload is None or not hasattr(upload, "read"):
-                return None, ""
-            return await upload.read(), upload.filename or "upload"
+                return None, "", fields
+            return await upload.read(), upload.filename or "upload", fields
     body = await request.body()
-    return (body or None), "upload"
+    return (body or None), "upload", {}
 
 
 @router.get("/v1/model", summary="The model this server runs")
