@@ -26,6 +26,12 @@ import time
 
 from tqdm import tqdm
 
+
+class Hint(str):
+    """A line the library logs as advice, not as what it did (how to get a faster runtime, say): the command line
+    shows it on stderr, and not at all under --quiet."""
+
+
 NOISE = re.compile(
     "|".join(
         [

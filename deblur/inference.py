@@ -13,6 +13,7 @@ import numpy as np
 
 from deblur import hardware
 from deblur.config import InferencePrecision
+from deblur.console import Hint
 from deblur.errors import DeblurError, SettingError
 from deblur.imageio import ImageReadError, read_photo, write_photo
 from deblur.model import MIN_SIDE
@@ -387,7 +388,7 @@ def open_deblurrer(
     else:
         log(f"model: {chosen.description}, in {deblurrer.settings}")
     if hint and deblurrer.method != "kernel":  # the hint is about running the model
-        log(hint)
+        log(Hint(hint))
     return deblurrer, chosen
 
 

@@ -110,7 +110,6 @@ def test_without_kernels_the_baseline_is_unsharp_masking(synthetic, tmp_path):
             "3",
             "--ensemble",
             "2",
-            "-q",
         ],
     )
     assert result.exit_code == 0, result.output

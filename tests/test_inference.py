@@ -273,10 +273,10 @@ def test_the_shipped_model_is_the_default_and_latest_takes_the_newest_run(identi
     monkeypatch.chdir(tmp_path)
     save_model(tmp_path / "runs" / "20260101-000000")
     Image.fromarray(noise((16, 16, 3))).save(tmp_path / "x.png")
-    result = runner.invoke(app, ["predict", "x.png", "-q"])
+    result = runner.invoke(app, ["predict", "x.png"])
     assert result.exit_code == 0, result.output
     assert f"model: the pretrained model shipped with deblur ({paths.shipped_model()})" in result.output
-    result = runner.invoke(app, ["predict", "x.png", "-q", "--model", "latest", "--out", "mine"])
+    result = runner.invoke(app, ["predict", "x.png", "--model", "latest", "--out", "mine"])
     assert result.exit_code == 0, result.output
     assert "model: runs/20260101-000000/model.keras, the newest training run" in result.output
     assert (tmp_path / "deblurred" / "x.png").is_file() and (tmp_path / "mine" / "x.png").is_file()
@@ -340,3 +340,24 @@ def test_predict_on_folders_without_photos_or_clips_fails_and_says_what_was_sear
     assert result.exit_code == 1
     assert f"no photos or clips in {empty}" in result.output and ".jpg" in result.output and ".mp4" in result.output
     assert not (tmp_path / "out").exists()
+
+
+def test_quiet_is_quiet_and_hints_go_to_stderr_once(identity_model, tmp_path, monkeypatch):
+    import deblur.runtime
+
+    monkeypatch.setattr(deblur.runtime, "openvino_installed", lambda: False)  # auto falls back, with a hint
+    from helpers import make_flat_dataset
+
+    Image.fromarray(noise((16, 16, 3))).save(tmp_path / "x.png")
+    data = make_flat_dataset(tmp_path / "pairs", count=2)
+    predict = ["predict", str(tmp_path / "x.png"), "--out", str(tmp_path / "out"), "--overwrite"]
+    evaluate = ["evaluate", "--data", str(data), "--no-baselines"]
+    for command, result in ((predict, "1 written, 0 failed"), (evaluate, "mean of 2")):
+        loud = runner.invoke(app, [*command, "--model", str(identity_model)])
+        assert loud.exit_code == 0, loud.output
+        assert "model: " in loud.stdout and "OpenVINO is faster" not in loud.stdout
+        assert loud.stderr.count("OpenVINO is faster") == 1
+        quiet = runner.invoke(app, [*command, "--model", str(identity_model), "-q"])
+        assert quiet.exit_code == 0, quiet.output
+        assert "model: " not in quiet.output and "OpenVINO" not in quiet.output
+        assert result in quiet.stdout and result in loud.stdout

@@ -132,7 +132,7 @@ def test_predict_with_each_runtime_writes_the_same_photo(model, tmp_path):
     outputs = {}
     for runtime in ("tensorflow", "openvino"):
         out = tmp_path / runtime
-        args = ["predict", str(source), "--model", str(model), "--out", str(out), "--runtime", runtime, "-q"]
+        args = ["predict", str(source), "--model", str(model), "--out", str(out), "--runtime", runtime]
         result = CliRunner().invoke(app, [*args, "--precision", "float32"])
         assert result.exit_code == 0, result.output
         assert f"float32 on {'OpenVINO' if runtime == 'openvino' else 'tensorflow'}" in result.output

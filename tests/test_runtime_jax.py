@@ -28,7 +28,7 @@ def test_predict_under_jax_without_tensorflow_matches_tensorflow(tmp_path):
     write_image(photo, noise_image(np.random.default_rng(3), 70, 91))
     env = {**os.environ, "KERAS_BACKEND": "jax"}
     command = [sys.executable, "-c", WITHOUT_TENSORFLOW, "predict", str(photo), "--out", str(tmp_path / "jax")]
-    done = subprocess.run([*command, "--precision", "float32", "-q"], env=env, capture_output=True, text=True)
+    done = subprocess.run([*command, "--precision", "float32"], env=env, capture_output=True, text=True)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "in float32 on JAX on cpu" in done.stdout
 

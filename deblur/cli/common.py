@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Annotated
 
 import typer
 
+from deblur.console import Hint
 from deblur.errors import DeblurError
 from deblur.strength import MAX_STRENGTH
 
@@ -23,6 +25,21 @@ STRENGTH_HELP = (
 )
 
 Quiet = Annotated[bool, typer.Option("--quiet", "-q", help="No progress bars.")]
+# predict and evaluate: only what was written or measured, and errors.
+QuietNotes = Annotated[
+    bool, typer.Option("--quiet", "-q", help="No progress bars, notes or hints: results and errors only.")
+]
+
+
+def reporter(quiet: bool) -> Callable[[str], None]:
+    """The log a command hands the library: nothing under --quiet; otherwise notes on stdout and hints
+    (`deblur.console.Hint`) on stderr, so that they never mix with what a script reads."""
+
+    def log(message: str) -> None:
+        if not quiet:
+            typer.echo(message, err=isinstance(message, Hint))
+
+    return log
 
 
 def user_message(err: DeblurError) -> str:

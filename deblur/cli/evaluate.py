@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from deblur.cli.common import ENSEMBLE_HELP, MODEL_HELP, Quiet
+from deblur.cli.common import ENSEMBLE_HELP, MODEL_HELP, QuietNotes, reporter
 from deblur.config import EvaluationSplit, InferencePrecision
 from deblur.runtime import DEFAULT_RUNTIME, RUNTIME_HELP, Runtime
 from deblur.shake import DEFAULT_METHOD, METHOD_HELP, Method
@@ -28,7 +28,7 @@ def evaluate(
     method: Annotated[Method, typer.Option(help=METHOD_HELP)] = DEFAULT_METHOD,
     ensemble: Annotated[int, typer.Option(help=ENSEMBLE_HELP)] = 1,
     overwrite: Annotated[bool, typer.Option("--overwrite", help="Replace an existing --out file.")] = False,
-    quiet: Quiet = False,
+    quiet: QuietNotes = False,
 ) -> None:
     """Score a model on pairs: PSNR and SSIM, per image and mean.
 
@@ -49,7 +49,7 @@ def evaluate(
         out=out,
         overwrite=overwrite,
         progress=not quiet,
-        log=typer.echo,
+        log=reporter(quiet),
     )
     typer.echo(results_table(report))
     if out is not None:

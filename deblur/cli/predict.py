@@ -7,7 +7,15 @@ from typing import Annotated
 
 import typer
 
-from deblur.cli.common import ENSEMBLE_HELP, MODEL_HELP, STRENGTH_HELP, Quiet, percent, user_message
+from deblur.cli.common import (
+    ENSEMBLE_HELP,
+    MODEL_HELP,
+    STRENGTH_HELP,
+    QuietNotes,
+    percent,
+    reporter,
+    user_message,
+)
 from deblur.config import InferencePrecision
 from deblur.console import progress_bar
 from deblur.errors import SettingError
@@ -119,7 +127,7 @@ def predict(
             help="With --engine ray: the Ray cluster to run on (ray://host:10001, or auto). Default: a local Ray."
         ),
     ] = None,
-    quiet: Quiet = False,
+    quiet: QuietNotes = False,
 ) -> None:
     """Deblur photos of any size, and video clips, with a trained model.
 
@@ -150,7 +158,7 @@ def predict(
             method=method,
             options=options,
             progress=not quiet,
-            log=typer.echo,
+            log=reporter(quiet),
         )
         for location in scaled.written:
             typer.echo(f"wrote {location}")
@@ -177,7 +185,7 @@ def predict(
             method=method,
             options=options,
             progress=bars,
-            log=typer.echo,
+            log=reporter(quiet),
         )
     finally:
         bars.close()
