@@ -68,3 +68,13 @@ def test_user_errors_are_one_line_with_the_flags(monkeypatch, tmp_path):
     result = runner.invoke(app, ["train", "--config", "smoke", "--out", str(tmp_path / "r")])
     assert result.exit_code == 1
     assert result.output.strip() == "error: batch_size must be even (--batch-size)"
+
+
+def test_a_bad_choice_is_named_without_the_validators_plumbing():
+    result = runner.invoke(app, ["predict", "x.png", "--method", "blind"])
+    assert result.exit_code == 2
+    assert "Invalid value for '--method': 'blind' is not one of 'network', 'kernel', 'auto'." in result.output
+    assert "Value error" not in result.output
+    result = runner.invoke(app, ["data", "synth", "--src", "x", "--out", "y", "--blur", "nope"])
+    assert result.exit_code == 2 and "'nope' is not one of 'kernel', 'motion'" in result.output
+    assert "Value error" not in result.output

@@ -22,13 +22,17 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
 class Commands(TyperGroup):
     """Runs every command inside the one handler for user errors: a `DeblurError` becomes one line on stderr and
-    its exit code; anything else is a bug and shows its traceback."""
+    its exit code; anything else is a bug and shows its traceback. An option's bad value keeps Click's message,
+    without the "Value error, " that Typer's pydantic validation puts before it (plumbing, not information)."""
 
     def invoke(self, ctx):
         try:
             return super().invoke(ctx)
         except DeblurError as err:
             raise fail(user_message(err), err.exit_code) from None
+        except typer.BadParameter as err:
+            err.message = err.message.removeprefix("Value error, ")
+            raise
 
 
 app = typer.Typer(
