@@ -56,6 +56,7 @@ class PredictReport:
     failed: list[tuple[Path, DeblurError]] = field(default_factory=list)  # the input, and why it failed
     clips: list[ClipReport] = field(default_factory=list)  # what each written clip took
     ways: dict[Path, str] = field(default_factory=dict)  # under --method auto: each written photo's way
+    skipped: list[Path] = field(default_factory=list)  # outputs already there, whole (a finished earlier run's)
 
 
 @dataclass(frozen=True)
@@ -163,7 +164,9 @@ def predict_files(
 ) -> PredictReport:
     """Deblur every photo and clip in `inputs` (files, or folders searched recursively) into `out_dir`.
 
-    A file that fails is reported in the result and the others go on.
+    A file that fails is reported in the result and the others go on. Outputs that are already there (they only
+    ever appear whole) are skipped and counted, unless `options.overwrite`: running a finished job again does
+    nothing, as with `--engine ray`.
     """
     found = find_images(inputs, suffixes=READ_SUFFIXES | VIDEO_SUFFIXES)
     report = PredictReport(model_path)
@@ -172,6 +175,10 @@ def predict_files(
             report.failed.append((path, ImageReadError(f"{path}: no such file")))
     found = [(path, name, input_kind(path)) for path, name in found if path.exists()]
     outputs = output_paths(found, out_dir, options.fmt)
+    if not options.overwrite:
+        done = [(path, name, kind) for path, name, kind in found if finished(outputs[path], options, kind)]
+        report.skipped = [outputs[path] for path, _, _ in done]
+        found = [item for item in found if item not in done]
     if progress and found:  # no bar at all when every input was missing
         progress.start(len(found))
     for path, _, kind in found:
@@ -189,6 +196,13 @@ def predict_files(
         if progress:
             progress.finished()
     return report
+
+
+def finished(target: Path, options: PredictOptions, kind: str) -> bool:
+    """Whether `target` is there whole, with a photo's side-by-side when one is asked for (files appear
+    atomically, so one that is there is whole)."""
+    pair = target.with_name(f"{target.stem}_side_by_side{target.suffix}")
+    return target.exists() and (kind == "video" or not options.side_by_side or pair.exists())
 
 
 def predict_clip(

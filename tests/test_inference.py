@@ -215,14 +215,14 @@ def test_cli_exit_code_and_summary(identity_model, tmp_path):
     assert (out / "good.png").is_file()
 
 
-def test_existing_outputs_need_overwrite(identity_model, tmp_path):
+def test_existing_outputs_are_skipped_and_counted_unless_overwrite(identity_model, tmp_path):
     Image.fromarray(noise((16, 16, 3))).save(tmp_path / "x.png")
     out = tmp_path / "out"
     out.mkdir()
     (out / "x.png").write_bytes(b"precious")
     deblurrer = load_deblurrer(identity_model)
     report = predict_files([tmp_path / "x.png"], deblurrer, identity_model, out)
-    assert "x.png: exists" in str(report.failed[0][1]) and report.failed[0][1].settings == ("overwrite",)
+    assert report.skipped == [out / "x.png"] and report.written == [] and report.failed == []
     assert (out / "x.png").read_bytes() == b"precious"
     both = PredictOptions(overwrite=True, side_by_side=True)
     report = predict_files([tmp_path / "x.png"], deblurrer, identity_model, out, both)
@@ -361,3 +361,16 @@ def test_quiet_is_quiet_and_hints_go_to_stderr_once(identity_model, tmp_path, mo
         assert quiet.exit_code == 0, quiet.output
         assert "model: " not in quiet.output and "OpenVINO" not in quiet.output
         assert result in quiet.stdout and result in loud.stdout
+
+
+def test_running_a_finished_job_again_skips_it_and_exits_0(identity_model, tmp_path):
+    for name in ("a", "b", "c"):
+        Image.fromarray(noise((16, 16, 3))).save(tmp_path / f"{name}.png")
+    args = ["predict", *(str(tmp_path / f"{name}.png") for name in "abc"), "--out", str(tmp_path / "out")]
+    args += ["--model", str(identity_model), "-q"]
+    assert runner.invoke(app, args).exit_code == 0
+    again = runner.invoke(app, args)
+    assert again.exit_code == 0, again.output
+    assert "3 skipped: they exist; --overwrite redoes them" in again.output and "0 written, 0 failed" in again.output
+    redone = runner.invoke(app, [*args, "--overwrite"])
+    assert redone.exit_code == 0 and "3 written, 0 failed" in redone.output and "skipped" not in redone.output

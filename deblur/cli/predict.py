@@ -60,6 +60,11 @@ class ProgressBars:
             self.images.close()
 
 
+def skipped_line(count: int) -> str:
+    """The one way both engines say that a finished run's outputs were left as they are."""
+    return f"{count} skipped: they exist; --overwrite redoes them"
+
+
 def predict(
     inputs: Annotated[
         list[str],
@@ -166,6 +171,8 @@ def predict(
             typer.secho(f"failed: {reason}", fg=typer.colors.RED, err=True)
         if scaled.failed_list:
             typer.echo(f"failed inputs listed in {scaled.failed_list}")
+        if scaled.skipped:
+            typer.echo(skipped_line(len(scaled.skipped)))
         typer.echo(scaled.summary)
         if scaled.failed:
             raise typer.Exit(1)
@@ -200,6 +207,8 @@ def predict(
             typer.echo(f"  {note}")
     for _, error in report.failed:
         typer.secho(f"failed: {user_message(error)}", fg=typer.colors.RED, err=True)
+    if report.skipped:
+        typer.echo(skipped_line(len(report.skipped)))
     typer.echo(f"{len(report.written)} written, {len(report.failed)} failed")
     if report.failed:
         raise typer.Exit(1)
