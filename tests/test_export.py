@@ -328,3 +328,16 @@ def test_calibration_folder_checked_before_the_slow_part(model, tmp_path):
 def test_request_is_checked_on_construction(tmp_path):
     with pytest.raises(SettingError, match="format must be one of"):
         ExportRequest("pb", tmp_path / "m")
+
+
+def test_onnx_names_its_output_and_dimensions(model, tmp_path):
+    import onnxruntime
+
+    result = export(model, tmp_path / "m.onnx", "--format", "onnx")
+    assert result.exit_code == 0, result.output
+    session = onnxruntime.InferenceSession(str(tmp_path / "m.onnx"), providers=["CPUExecutionProvider"])
+    (blurry,), (sharp,) = session.get_inputs(), session.get_outputs()
+    assert (blurry.name, sharp.name) == ("blurry", "sharp")
+    assert blurry.shape == sharp.shape == ["batch", "height", "width", 3]
+    image = np.random.default_rng(0).random((1, 21, 30, 3), dtype=np.float32)
+    assert session.run(["sharp"], {"blurry": image})[0].shape == (1, 21, 30, 3)

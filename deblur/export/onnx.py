@@ -24,6 +24,8 @@ from deblur.errors import SettingError
 from deblur.export.layers import convertible
 
 INPUT_NAME = "blurry"
+OUTPUT_NAME = "sharp"
+DIMENSIONS = ("batch", "height", "width")  # the free dimensions' names, on the input and the output
 # A residual-block convolution, as tf2onnx names its node: <model>/block3_conv1_1/convolution.
 RESIDUAL_CONV = re.compile(r"(^|/)block\d+_conv[12](_\d+)?/")
 
@@ -57,6 +59,26 @@ def _convert(model: keras.Model, path: Path) -> None:
         # Keras' tf2onnx shim probes `np.object`, which NumPy 2 warns about; nothing for the user to act on.
         warnings.filterwarnings("ignore", category=FutureWarning, message=".*np.object.*")
         convertible(model).export(str(path), format="onnx", input_signature=[spec], verbose=False)
+    _name_interface(path)
+
+
+def _name_interface(path: Path) -> None:
+    """Name the output `sharp` and the free dimensions `batch`, `height`, `width`: tf2onnx leaves `Identity:0`
+    and `unk__2437`, which a deployer has to look up."""
+    import onnx
+
+    graph_model = onnx.load(str(path))
+    graph = graph_model.graph
+    old = graph.output[0].name
+    for node in graph.node:
+        node.output[:] = [OUTPUT_NAME if name == old else name for name in node.output]
+        node.input[:] = [OUTPUT_NAME if name == old else name for name in node.input]
+    graph.output[0].name = OUTPUT_NAME
+    for value in (graph.input[0], graph.output[0]):
+        for dim, name in zip(value.type.tensor_type.shape.dim, DIMENSIONS, strict=False):
+            dim.dim_param = name
+    onnx.checker.check_model(graph_model)
+    onnx.save(graph_model, str(path))
 
 
 def _quantize(
