@@ -78,3 +78,10 @@ def test_a_bad_choice_is_named_without_the_validators_plumbing():
     result = runner.invoke(app, ["data", "synth", "--src", "x", "--out", "y", "--blur", "nope"])
     assert result.exit_code == 2 and "'nope' is not one of 'kernel', 'motion'" in result.output
     assert "Value error" not in result.output
+
+
+def test_usage_lines_read_as_the_docs_write_them():
+    assert "predict [OPTIONS] INPUT...\n" in runner.invoke(app, ["predict", "--help"]).output
+    assert "data check [OPTIONS] DIR\n" in runner.invoke(app, ["data", "check", "--help"]).output
+    from_video = runner.invoke(app, ["data", "from-video", "--help"]).output
+    assert "data from-video [OPTIONS] CLIP|FOLDER\n" in from_video

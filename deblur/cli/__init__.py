@@ -12,7 +12,7 @@ import typer
 from typer.core import TyperGroup
 
 from deblur.cli import data, evaluate, export, predict, serve, timings, train
-from deblur.cli.common import fail, user_message
+from deblur.cli.common import PlainUsage, fail, user_message
 from deblur.console import hide_native_noise
 from deblur.errors import DeblurError
 
@@ -45,7 +45,7 @@ app = typer.Typer(
     rich_markup_mode=None,
 )
 for command in (train.train, predict.predict, timings.timings, evaluate.evaluate, export.export, serve.serve):
-    app.command()(command)
+    app.command(cls=PlainUsage)(command)
 app.add_typer(data.app, name="data")
 
 

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import Annotated
 
 import typer
+from typer.core import TyperCommand
 
 from deblur.console import Hint
 from deblur.errors import DeblurError
@@ -40,6 +42,14 @@ def reporter(quiet: bool) -> Callable[[str], None]:
             typer.echo(message, err=isinstance(message, Hint))
 
     return log
+
+
+class PlainUsage(TyperCommand):
+    """The usage line as the docs write it, `deblur predict [OPTIONS] INPUT...`: Typer 0.29 wraps a required
+    argument in braces (`{inputs}...`), which reads as a set to fill in."""
+
+    def collect_usage_pieces(self, ctx) -> list[str]:
+        return [re.sub(r"^\{(.+)\}", r"\1", piece) for piece in super().collect_usage_pieces(ctx)]
 
 
 def user_message(err: DeblurError) -> str:

@@ -15,7 +15,7 @@ from typing import Annotated
 
 import typer
 
-from deblur.cli.common import Quiet
+from deblur.cli.common import PlainUsage, Quiet
 from deblur.config import SYNTH_HELP, SynthConfig
 from deblur.video.pairs import HIGH_FRAME_RATE, WindowRecipe  # light: PyAV loads on use
 
@@ -56,7 +56,7 @@ def _recipe_options(command):
     return command
 
 
-@app.command("synth")
+@app.command("synth", cls=PlainUsage)
 @_recipe_options
 def synth(
     src: Annotated[Path, typer.Option(help="Folder of sharp photos (searched recursively).")],
@@ -95,9 +95,12 @@ def synth(
     typer.echo(f"check it: deblur data check {report.out}; train on it: deblur train --data {report.out}")
 
 
-@app.command("from-video")
+@app.command("from-video", cls=PlainUsage)
 def from_video(
-    source: Annotated[Path, typer.Argument(help="A high-frame-rate clip (slow motion), or a folder of its frames.")],
+    source: Annotated[
+        Path,
+        typer.Argument(metavar="CLIP|FOLDER", help="A high-frame-rate clip (slow motion), or a folder of its frames."),
+    ],
     out: Annotated[Path, typer.Option(help="New folder for the pairs, in GOPRO's layout.")],
     min_frames: Annotated[
         int, typer.Option(min=3, help="Fewest frames averaged into one blurry image (odd counts are drawn).")
@@ -128,9 +131,9 @@ def from_video(
     typer.echo(f"check it: deblur data check {out}; fine-tune on it: deblur train --init pretrained --data {out}")
 
 
-@app.command("check")
+@app.command("check", cls=PlainUsage)
 def check(
-    root: Annotated[Path, typer.Argument(help="Dataset folder: GOPRO layout or blur/ + sharp/.")],
+    root: Annotated[Path, typer.Argument(metavar="DIR", help="Dataset folder: GOPRO layout or blur/ + sharp/.")],
     patch_size: Annotated[
         int | None, typer.Option(min=8, help="Also flag training images smaller than this (e.g. 256).")
     ] = None,

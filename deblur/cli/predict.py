@@ -69,8 +69,9 @@ def predict(
     inputs: Annotated[
         list[str],
         typer.Argument(
+            metavar="INPUT",
             help="Photos, video clips and folders of them (searched recursively); with --engine, also URLs (s3://, "
-            "gs://) of photos and folders of them."
+            "gs://) of photos and folders of them.",
         ),
     ],
     model: Annotated[str | None, typer.Option(help=MODEL_HELP)] = None,
