@@ -44,9 +44,12 @@ def plan_data(
 
 
 def epoch_line(row: dict) -> str:
-    """The log line of a finished epoch's metrics row."""
+    """The log line of a finished epoch's metrics row. An epoch of one step after a (re)start has no speed: a
+    process's first step compiles and is not timed, and 0.0 img/s would read as a stall."""
+    speed = row["images_per_second"]
     return (
         f"epoch {row['epoch']}: loss {row['loss']:.4f}, val PSNR {row['val_psnr']:.2f} dB "
         f"(blurry {row['val_psnr_blurry']:.2f}), SSIM {row['val_ssim']:.4f} "
-        f"(blurry {row['val_ssim_blurry']:.4f}), {row['images_per_second'] or 0:.1f} img/s"
+        f"(blurry {row['val_ssim_blurry']:.4f}), "
+        + (f"{speed:.1f} img/s" if speed else "speed not timed (only the first step, which compiles)")
     )

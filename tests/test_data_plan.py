@@ -1,0 +1,22 @@
+"""What a training run reads and for how long, and its epoch line (`deblur.training.data_plan`)."""
+
+from helpers import make_flat_dataset, smoke_config
+
+from deblur.training.data_plan import epoch_line, plan_data
+
+
+def test_the_plan_sizes_the_run_for_the_replicas(tmp_path):
+    data = make_flat_dataset(tmp_path / "data", count=10)
+    checked, messages = [], []
+    config = smoke_config(f"data.root={data}", "train.steps_per_epoch=null", "train.epochs=3")
+    plan = plan_data(config, 2, progress=False, log=messages.append, on_checked=lambda: checked.append(True))
+    assert checked == [True] and (len(plan.train_pairs), len(plan.val_pairs)) == (9, 1)
+    assert plan.global_batch == 4 and plan.steps_per_epoch == 2 and plan.total_steps == 6
+    assert "global batch 4 = 2 per replica x 2 replica(s)" in messages[-1]
+
+
+def test_an_epoch_without_a_timed_step_says_so_rather_than_0_img_s():
+    row = {"epoch": 1, "loss": 0.1, "val_psnr": 30.0, "val_psnr_blurry": 29.0, "val_ssim": 0.9, "val_ssim_blurry": 0.8}
+    assert epoch_line({**row, "images_per_second": 12.34}).endswith(", 12.3 img/s")
+    untimed = epoch_line({**row, "images_per_second": None})
+    assert "0.0 img/s" not in untimed and "not timed" in untimed
