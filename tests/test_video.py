@@ -221,6 +221,42 @@ def test_a_killed_run_resumes(model, tmp_path):
     assert facts(target) == facts(source)
 
 
+def test_sigterm_mid_clip_leaves_no_temporary_file_and_the_run_resumes(model, tmp_path):
+    """SIGTERM, as `kill` or a container's stop sends: the segment in progress is abandoned whole."""
+    source = make_clip(tmp_path / "clip.mp4", frames=30, fps=10)
+    target = tmp_path / "out" / "clip.mp4"
+    script = textwrap.dedent(
+        f"""
+        import os, signal
+        from pathlib import Path
+        from deblur.cli import stop_on_sigterm
+        from deblur.inference import load_deblurrer
+        from deblur.video.predict import VideoOptions, deblur_clip
+        stop_on_sigterm()  # as the deblur command does
+        deblurrer = load_deblurrer({str(model)!r})
+        calls = []
+        many = deblurrer.many
+        def stopped(images):
+            calls.append(1)
+            if len(calls) == 3 and os.environ.get("STOP"):
+                os.kill(os.getpid(), signal.SIGTERM)
+            return many(images)
+        deblurrer.many = stopped
+        report = deblur_clip(Path({str(source)!r}), Path({str(target)!r}), deblurrer, VideoOptions(segment_seconds=0.5))
+        print("resumed", report.resumed_frames, "of", report.frames)
+        """
+    )
+    stopped = subprocess.run([sys.executable, "-c", script], env={**os.environ, "STOP": "1"}, capture_output=True)
+    assert stopped.returncode != 0 and not target.exists()
+    parts = work_folder(target)
+    left = [path.name for path in parts.iterdir()]
+    assert left and not [name for name in left if name.startswith(".") or ".tmp" in name], left
+    assert all(path.stat().st_size > 0 for path in parts.iterdir())
+    finished = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert finished.returncode == 0, finished.stderr
+    assert "resumed 10 of 30" in finished.stdout and facts(target) == facts(source)
+
+
 def write_bad_inputs(folder):
     folder.mkdir()
     (folder / "text.mp4").write_text("not a video at all\n")

@@ -7,6 +7,7 @@ one handler for user errors, and registers them.
 from __future__ import annotations
 
 import os
+import signal
 
 import typer
 from typer.core import TyperGroup
@@ -54,7 +55,18 @@ def main() -> None:
     """Deblur photos with a DeblurGAN-style CNN, and measure what each training optimization buys."""
 
 
+def stop_on_sigterm() -> None:
+    """SIGTERM (`kill`, a service manager, a container's stop) unwinds as Ctrl-C does: the work in progress is
+    abandoned cleanly (no temporary file left; training saves a checkpoint) and what was finished stays."""
+
+    def interrupt(signum, frame):
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, interrupt)
+
+
 def run() -> None:
     """The `deblur` command: the app, with TensorFlow's native start-up lines filtered from the terminal."""
     hide_native_noise()
+    stop_on_sigterm()
     app(prog_name="deblur")
