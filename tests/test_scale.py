@@ -164,3 +164,16 @@ def _ray_workers() -> list[int]:
 def _stop_ray_left_behind():
     """A run killed with -9 leaves its local Ray's processes running; stop them as `ray stop` would."""
     subprocess.run([sys.executable, "-m", "ray.scripts.scripts", "stop", "--force"], capture_output=True, timeout=60)
+
+
+def test_folders_without_photos_or_clips_fail_on_the_engine_too(tmp_path):
+    from typer.testing import CliRunner
+
+    from deblur.cli import app
+
+    (tmp_path / "empty" / "inner").mkdir(parents=True)
+    result = CliRunner().invoke(
+        app, ["predict", str(tmp_path / "empty"), "--engine", "ray", "--out", str(tmp_path / "o")]
+    )
+    assert result.exit_code == 1 and f"no photos or clips in {tmp_path / 'empty'}" in result.output
+    assert not (tmp_path / "o").exists()

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 
 from deblur.errors import DeblurError, SettingError
 from deblur.inference import open_deblurrer
-from deblur.predict import PredictOptions
+from deblur.predict import NothingFoundError, PredictOptions
 from deblur.runtime import DEFAULT_RUNTIME
 from deblur.scale import ENGINES, FAILED_LIST, WORKER_CPUS, default_workers, storage
 from deblur.scale.plan import PHOTO, plan_inputs
@@ -97,6 +97,8 @@ def predict_at_scale(
         return central["deblurrer"].identity()
 
     plan = plan_inputs(inputs, out, options, identity, log)
+    if not (plan.tasks or plan.skipped or plan.failed):
+        raise NothingFoundError(f"no photos or clips in {', '.join(inputs)} (searched all its folders)")
     report = ScaleReport(skipped=plan.skipped, failed=list(plan.failed), workers=workers)
     log(f"{len(plan.tasks)} tasks for {engine} ({workers} workers), {len(plan.skipped)} outputs already there")
     segments: dict[str, str] = {}  # a finished segment's file; or the reason it failed, by file
