@@ -55,13 +55,16 @@ from deblur.training.run_folder import (
 
 def train(config: Config, out_dir: str | Path, *, progress: bool = True, log: Callable = print) -> TrainResult:
     """Train the generator as `config` says, in `out_dir`, resuming from its latest checkpoint if any."""
-    session = Session(config, Path(out_dir), progress, log)
     try:
-        while session.step < session.total_steps:
-            session.run_epoch()
-    except KeyboardInterrupt:
-        raise session.interrupted() from None
-    return session.finish()
+        session = Session(config, Path(out_dir), progress, log)
+        try:
+            while session.step < session.total_steps:
+                session.run_epoch()
+        except KeyboardInterrupt:
+            raise session.interrupted() from None
+        return session.finish()
+    finally:
+        keras.distribution.set_distribution(None)  # the process's later models are not this run's to shard
 
 
 def use_cpu_devices(count: int) -> None:
@@ -138,6 +141,11 @@ class Session:
     def _build_model(self) -> None:
         training = self.training
         learning_rate = scaled_learning_rate(training.learning_rate, self.replicas, training.lr_scaling)
+        if self.replicas > 1:
+            self.log(
+                f"learning rate {training.learning_rate:g} for one replica -> {learning_rate:g} for {self.replicas} "
+                f"(train.lr_scaling={training.lr_scaling})"
+            )
         self.model = build_generator(**asdict(self.config.model))
         self.optimizer = build_optimizer(training, self.total_steps, self.precision.policy, learning_rate)
         self.optimizer.build(self.model.trainable_variables)
@@ -303,7 +311,13 @@ class Session:
     def interrupted(self) -> TrainingInterrupted:
         if self.bar is not None:
             self.bar.close()
-        saved = self._save()
+        try:
+            saved = self._save()
+        except RuntimeError:  # stopped inside a step, whose input state was already handed (donated) to XLA
+            return TrainingInterrupted(
+                f"interrupted inside step {self.step + 1}; the last checkpoint ({self._latest() or 'none yet'}) is "
+                "kept. Run the same command again to resume."
+            )
         return TrainingInterrupted(
             f"interrupted at step {self.step}; checkpoint {saved} saved. Run the same command again to resume."
         )
