@@ -5,7 +5,8 @@ every channel (-1.08 / -1.39 / -1.11 on a 1280x720 texture, PyAV 18), so a deblu
 against the same frames deblurred as photos. With accurate rounding and full chroma interpolation both ways the
 round trip is within 0.01 levels, for about 5 ms more a 1280x720 frame (the model takes a second). On the way in
 the clip's own matrix and range are used; the way out converts with BT.601 in limited range and says so in the
-stream, so that players do not guess BT.709 for an untagged HD clip.
+stream, so that players do not guess BT.709 for an untagged HD clip. One thread each way: swscale's slices
+otherwise follow the machine's cores, and a frame must convert the same in a Ray worker as in the main process.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ def _accurate():
 
 def frame_to_rgb(frame) -> np.ndarray:
     """A decoded frame as HWC RGB float32 in [0, 1], by its own matrix and range."""
-    rgb = frame.reformat(format="rgb24", interpolation=_accurate(), src_color_range=frame.color_range)
+    rgb = frame.reformat(format="rgb24", interpolation=_accurate(), src_color_range=frame.color_range, threads=1)
     return rgb.to_ndarray().astype(np.float32) / 255.0
 
 
@@ -40,6 +41,7 @@ def rgb_to_frame(rgb: np.ndarray, pixel_format: str):
         interpolation=_accurate(),
         dst_colorspace=Colorspace.ITU601,
         dst_color_range=ColorRange.MPEG,
+        threads=1,
     )
 
 
