@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from helpers import noise_image, write_image
 from PIL import Image
-from test_jax_training import WITHOUT_TENSORFLOW
+from test_training_jax import WITHOUT_TENSORFLOW
 
 from deblur.errors import SettingError
 from deblur.runtime import choose_runtime

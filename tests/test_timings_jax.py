@@ -10,7 +10,7 @@ import subprocess
 
 import pytest
 from PIL import Image
-from test_jax_training import jax_command
+from test_training_jax import jax_command
 
 from deblur.timings.stages import select_stages
 
