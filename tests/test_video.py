@@ -190,30 +190,39 @@ def test_other_settings_start_over(model, tmp_path):
     assert report.resumed_frames == 0 and any("starting over" in m for m in messages)
 
 
-def test_a_killed_run_resumes(model, tmp_path):
-    """SIGKILL mid-clip, as a reboot would: the same call again finishes it."""
-    source = make_clip(tmp_path / "clip.mp4", frames=30, fps=10)
-    target = tmp_path / "out" / "clip.mp4"
-    script = textwrap.dedent(
+def stopping_script(source, target, model, stop: str, *, as_the_command: bool = False) -> str:
+    """A process deblurring `source` in segments of half a second that sends itself `stop` (a signal's name) at its
+    third model call when STOP is set; `as_the_command` installs the deblur command's SIGTERM handler first."""
+    return textwrap.dedent(
         f"""
         import os, signal
         from pathlib import Path
+        from deblur.cli import stop_on_sigterm
         from deblur.inference import load_deblurrer
         from deblur.video.predict import VideoOptions, deblur_clip
+        if {as_the_command}:
+            stop_on_sigterm()
         deblurrer = load_deblurrer({str(model)!r})
         calls = []
         many = deblurrer.many
-        def dying(images):
+        def stopping(images):
             calls.append(1)
-            if len(calls) == 3 and os.environ.get("DIE"):
-                os.kill(os.getpid(), signal.SIGKILL)
+            if len(calls) == 3 and os.environ.get("STOP"):
+                os.kill(os.getpid(), signal.{stop})
             return many(images)
-        deblurrer.many = dying
+        deblurrer.many = stopping
         report = deblur_clip(Path({str(source)!r}), Path({str(target)!r}), deblurrer, VideoOptions(segment_seconds=0.5))
         print("resumed", report.resumed_frames, "of", report.frames)
         """
     )
-    died = subprocess.run([sys.executable, "-c", script], env={**os.environ, "DIE": "1"}, capture_output=True)
+
+
+def test_a_killed_run_resumes(model, tmp_path):
+    """SIGKILL mid-clip, as a reboot would: the same call again finishes it."""
+    source = make_clip(tmp_path / "clip.mp4", frames=30, fps=10)
+    target = tmp_path / "out" / "clip.mp4"
+    script = stopping_script(source, target, model, "SIGKILL")
+    died = subprocess.run([sys.executable, "-c", script], env={**os.environ, "STOP": "1"}, capture_output=True)
     assert died.returncode == -9 and not target.exists()
     finished = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
     assert finished.returncode == 0, finished.stderr
@@ -225,27 +234,7 @@ def test_sigterm_mid_clip_leaves_no_temporary_file_and_the_run_resumes(model, tm
     """SIGTERM, as `kill` or a container's stop sends: the segment in progress is abandoned whole."""
     source = make_clip(tmp_path / "clip.mp4", frames=30, fps=10)
     target = tmp_path / "out" / "clip.mp4"
-    script = textwrap.dedent(
-        f"""
-        import os, signal
-        from pathlib import Path
-        from deblur.cli import stop_on_sigterm
-        from deblur.inference import load_deblurrer
-        from deblur.video.predict import VideoOptions, deblur_clip
-        stop_on_sigterm()  # as the deblur command does
-        deblurrer = load_deblurrer({str(model)!r})
-        calls = []
-        many = deblurrer.many
-        def stopped(images):
-            calls.append(1)
-            if len(calls) == 3 and os.environ.get("STOP"):
-                os.kill(os.getpid(), signal.SIGTERM)
-            return many(images)
-        deblurrer.many = stopped
-        report = deblur_clip(Path({str(source)!r}), Path({str(target)!r}), deblurrer, VideoOptions(segment_seconds=0.5))
-        print("resumed", report.resumed_frames, "of", report.frames)
-        """
-    )
+    script = stopping_script(source, target, model, "SIGTERM", as_the_command=True)
     stopped = subprocess.run([sys.executable, "-c", script], env={**os.environ, "STOP": "1"}, capture_output=True)
     assert stopped.returncode != 0 and not target.exists()
     parts = work_folder(target)

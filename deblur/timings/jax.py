@@ -22,8 +22,9 @@ from deblur.data.pairs import Pair
 from deblur.data.sequence import PairSequence
 from deblur.losses import PIXEL_LOSSES
 from deblur.model import build_generator
+from deblur.timings.loaders import time_batches
 from deblur.timings.report import LoaderResult, StageResult, TimingsError
-from deblur.timings.stages import Setup, Stage, Workload
+from deblur.timings.stages import Setup, Stage, Workload, measured_result
 from deblur.training.jax.batches import training_batches
 from deblur.training.jax.step import initial_state, make_train_step
 from deblur.training.optim import build_optimizer
@@ -111,20 +112,7 @@ def measure_jax_stage(stage: Stage, work: Workload, *, progress: bool = True) ->
         set_policy("float32")
         keras.distribution.set_distribution(None)
         gc.collect()
-    durations = np.asarray(durations)
-    return StageResult(
-        stage.name,
-        stage.description,
-        images_per_second=global_batch * len(durations) / float(durations.sum()),
-        step_ms_median=1000 * float(np.median(durations)),
-        step_ms_p90=1000 * float(np.percentile(durations, 90)),
-        input_wait_fraction=float(np.sum(waits) / durations.sum()),
-        speedup=None,
-        skipped=None,
-        settings=asdict(setup),
-        replicas=len(devices),
-        timed_steps=len(durations),
-    )
+    return measured_result(stage, durations, waits, global_batch, len(devices))
 
 
 def measure_jax_loader(
@@ -140,19 +128,12 @@ def measure_jax_loader(
 ) -> LoaderResult:
     """Time at least `batches` batches and `min_seconds` from loader `name`, after one batch of warm-up."""
     source = _batches(name, pairs, patch_size, batch_size, 10**9, seed)  # batches are made on demand
-    bar = progress_bar(desc=f"loader {name}", unit="batch", leave=False, disable=not progress)
     try:
-        next(source)
-        started, timed = time.perf_counter(), 0
-        while timed < batches or time.perf_counter() - started < min_seconds:
-            next(source)
-            timed += 1
-            bar.update(1)
-        seconds = time.perf_counter() - started
+        return time_batches(
+            name, source, batch_size, warmup=1, batches=batches, min_seconds=min_seconds, progress=progress
+        )
     finally:
         source.close()
-        bar.close()
-    return LoaderResult(name, batch_size * timed / seconds, timed, 1)
 
 
 def _batches(loader: str, pairs: list[Pair], patch_size: int, batch_size: int, total: int, seed: int):

@@ -6,12 +6,11 @@ Set beside the images per second the model consumes, this shows which one limits
 from __future__ import annotations
 
 import time
+from collections.abc import Iterator
 
 from deblur.console import progress_bar
 from deblur.data.pairs import Pair
-from deblur.data.pipeline import train_dataset
 from deblur.data.sequence import PairSequence
-from deblur.timings.measure import LOADER_OPTIONS
 from deblur.timings.report import LoaderResult
 
 LOADERS = ("keras-sequence", "tf.data", "tf.data-optimized")
@@ -35,10 +34,22 @@ def measure_loader(
         sequence = PairSequence(pairs, patch_size, batch_size, 10**9, seed=seed)  # batches are made on demand
         source = (sequence[i] for i in range(len(sequence)))
     else:
+        from deblur.data.pipeline import train_dataset  # tf.data: TensorFlow only here, not for JAX's loaders
+        from deblur.timings.measure import LOADER_OPTIONS
+
         options = LOADER_OPTIONS[name]
         # Enough batches to pass every file once (filling the cache) and the patch shuffle buffer behind it.
         warmup = -(-len(pairs) // batch_size) + 9 if options.cache != "none" else 1
         source = iter(train_dataset(pairs, patch_size=patch_size, batch_size=batch_size, seed=seed, options=options))
+    return time_batches(
+        name, source, batch_size, warmup=warmup, batches=batches, min_seconds=min_seconds, progress=progress
+    )
+
+
+def time_batches(
+    name: str, source: Iterator, batch_size: int, *, warmup: int, batches: int, min_seconds: float, progress: bool
+) -> LoaderResult:
+    """Patches/s from `source` over at least `batches` batches and `min_seconds`, after `warmup` batches."""
     bar = progress_bar(desc=f"loader {name}", unit="batch", leave=False, disable=not progress)
     try:
         for _ in range(warmup):

@@ -11,7 +11,6 @@ import time
 from dataclasses import asdict
 
 import keras
-import numpy as np
 import tensorflow as tf
 
 from deblur.console import progress_bar
@@ -20,7 +19,7 @@ from deblur.data.sequence import PairSequence
 from deblur.losses import PIXEL_LOSSES
 from deblur.model import build_generator
 from deblur.timings.report import StageResult, TimingsError
-from deblur.timings.stages import Setup, Stage, Workload, skipped_result  # noqa: F401  their old home
+from deblur.timings.stages import Setup, Stage, Workload, measured_result, skipped_result  # noqa: F401  old home
 from deblur.training.optim import build_optimizer
 from deblur.training.precision import set_policy
 from deblur.training.step import make_multi_step, make_train_step
@@ -56,20 +55,7 @@ def measure_stage(stage: Stage, work: Workload, *, progress: bool = True) -> Sta
         set_policy("float32")
         del model, optimizer
         gc.collect()
-    durations = np.asarray(durations)
-    return StageResult(
-        stage.name,
-        stage.description,
-        images_per_second=global_batch * len(durations) / float(durations.sum()),
-        step_ms_median=1000 * float(np.median(durations)),
-        step_ms_p90=1000 * float(np.percentile(durations, 90)),
-        input_wait_fraction=None if waits is None else float(np.sum(waits) / durations.sum()),
-        speedup=None,
-        skipped=None,
-        settings=asdict(setup),
-        replicas=replicas,
-        timed_steps=len(durations),
-    )
+    return measured_result(stage, durations, waits, global_batch, replicas)
 
 
 def _batches(setup: Setup, work: Workload, strategy: tf.distribute.Strategy, global_batch: int):

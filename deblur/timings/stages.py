@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, replace
 
+import numpy as np
+
 from deblur.config import ModelConfig, TrainConfig
 from deblur.data.pairs import Pair
 from deblur.errors import SettingError
@@ -59,6 +61,24 @@ class Workload:
     warmup_steps: int
     steps: int
     seed: int = 0
+
+
+def measured_result(stage: Stage, durations, waits, global_batch: int, replicas: int) -> StageResult:
+    """A stage's result from its timed steps' durations and input waits (None: input taken inside the graph)."""
+    durations = np.asarray(durations)
+    return StageResult(
+        stage.name,
+        stage.description,
+        images_per_second=global_batch * len(durations) / float(durations.sum()),
+        step_ms_median=1000 * float(np.median(durations)),
+        step_ms_p90=1000 * float(np.percentile(durations, 90)),
+        input_wait_fraction=None if waits is None else float(np.sum(waits) / durations.sum()),
+        speedup=None,
+        skipped=None,
+        settings=asdict(stage.setup),
+        replicas=replicas,
+        timed_steps=len(durations),
+    )
 
 
 def skipped_result(stage: Stage) -> StageResult:

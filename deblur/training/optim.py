@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import keras
 
@@ -13,6 +14,18 @@ def scaled_learning_rate(learning_rate: float, replicas: int, rule: str) -> floa
     """The learning rate for `replicas` replicas, each with the configured batch, by `rule`."""
     factor = {"sqrt": math.sqrt(replicas), "linear": float(replicas), "none": 1.0}[rule]
     return learning_rate * factor
+
+
+def replica_learning_rate(training: TrainConfig, replicas: int, log: Callable[[str], None]) -> float:
+    """The configured learning rate scaled for `replicas` replicas by `training.lr_scaling`, said in the log when
+    there is more than one."""
+    learning_rate = scaled_learning_rate(training.learning_rate, replicas, training.lr_scaling)
+    if replicas > 1:
+        log(
+            f"learning rate {training.learning_rate:g} for one replica -> {learning_rate:g} for {replicas} "
+            f"(train.lr_scaling={training.lr_scaling})"
+        )
+    return learning_rate
 
 
 def build_optimizer(

@@ -28,7 +28,7 @@ from deblur.losses import PIXEL_LOSSES, build_vgg_features, perceptual_loss, psn
 from deblur.model import build_generator
 from deblur.training.data_plan import epoch_line, plan_data
 from deblur.training.errors import TrainingError, TrainingInterrupted
-from deblur.training.optim import build_optimizer, scaled_learning_rate
+from deblur.training.optim import build_optimizer, replica_learning_rate
 from deblur.training.precision import choose_precision, set_policy
 from deblur.training.recovery import leave_out_unreadable
 from deblur.training.result import TrainResult, training_config  # noqa: F401  training_config: its old home
@@ -135,12 +135,7 @@ class Session:
 
     def _build_model(self) -> None:
         training = self.training
-        learning_rate = scaled_learning_rate(training.learning_rate, self.replicas, training.lr_scaling)
-        if self.replicas > 1:
-            self.log(
-                f"learning rate {training.learning_rate:g} for one replica -> {learning_rate:g} for {self.replicas} "
-                f"(train.lr_scaling={training.lr_scaling})"
-            )
+        learning_rate = replica_learning_rate(training, self.replicas, self.log)
         with self.strategy.scope():
             self.model = build_generator(**asdict(self.config.model))
             self.optimizer = build_optimizer(training, self.total_steps, self.precision.policy, learning_rate)

@@ -38,7 +38,7 @@ from deblur.training.jax.checkpoints import (
     saved_steps,
 )
 from deblur.training.jax.step import initial_state, make_eval_step, make_train_step, variables_of
-from deblur.training.optim import build_optimizer, scaled_learning_rate
+from deblur.training.optim import build_optimizer, replica_learning_rate
 from deblur.training.precision import choose_precision, set_policy
 from deblur.training.result import TrainResult
 from deblur.training.run_folder import (
@@ -140,12 +140,7 @@ class Session:
 
     def _build_model(self) -> None:
         training = self.training
-        learning_rate = scaled_learning_rate(training.learning_rate, self.replicas, training.lr_scaling)
-        if self.replicas > 1:
-            self.log(
-                f"learning rate {training.learning_rate:g} for one replica -> {learning_rate:g} for {self.replicas} "
-                f"(train.lr_scaling={training.lr_scaling})"
-            )
+        learning_rate = replica_learning_rate(training, self.replicas, self.log)
         self.model = build_generator(**asdict(self.config.model))
         self.optimizer = build_optimizer(training, self.total_steps, self.precision.policy, learning_rate)
         self.optimizer.build(self.model.trainable_variables)
