@@ -1,5 +1,5 @@
 """What a training run reads and for how long: the checked pairs, the global batch and the steps. TensorFlow's loop
-and JAX's both start from it, and end each epoch with the same line."""
+and JAX's both start from it, time their steps with the same timer, and end each epoch with the same line."""
 
 from __future__ import annotations
 
@@ -53,3 +53,24 @@ def epoch_line(row: dict) -> str:
         f"(blurry {row['val_ssim_blurry']:.4f}), "
         + (f"{speed:.1f} img/s" if speed else "speed not timed (only the first step, which compiles)")
     )
+
+
+class StepTimer:
+    """Sums input-wait and step time over the steps after the first of this process."""
+
+    def __init__(self) -> None:
+        self.steps = -1
+        self.wait = 0.0
+        self.total = 0.0
+
+    def record(self, started: float, fetched: float, finished: float) -> bool:
+        self.steps += 1
+        if self.steps == 0:
+            return False
+        self.wait += fetched - started
+        self.total += finished - started
+        return True
+
+    @property
+    def wait_fraction(self) -> float:
+        return self.wait / self.total if self.total else 0.0

@@ -26,7 +26,7 @@ from deblur.data.pipeline import PipelineOptions, train_dataset, val_dataset
 from deblur.errors import error_reason
 from deblur.losses import PIXEL_LOSSES, build_vgg_features, perceptual_loss, psnr, ssim
 from deblur.model import build_generator
-from deblur.training.data_plan import epoch_line, plan_data
+from deblur.training.data_plan import StepTimer, epoch_line, plan_data
 from deblur.training.errors import TrainingError, TrainingInterrupted
 from deblur.training.optim import build_optimizer, replica_learning_rate
 from deblur.training.precision import choose_precision, set_policy
@@ -113,7 +113,7 @@ class Session:
         chief = self.distribution.is_chief
         self.writer = tf.summary.create_file_writer(str(self.run.logs)) if chief else tf.summary.create_noop_writer()
         self.metrics = read_metrics(self.run, self.step // self.steps_per_epoch)
-        self.timer = _StepTimer()
+        self.timer = StepTimer()
         self.bar: tqdm | None = None
 
     # === Set-up ===
@@ -326,24 +326,3 @@ class Session:
             timed_steps=self.timer.steps,
             skipped=self.skipped,
         )
-
-
-class _StepTimer:
-    """Sums input-wait and step time over the steps after the first of this process."""
-
-    def __init__(self) -> None:
-        self.steps = -1
-        self.wait = 0.0
-        self.total = 0.0
-
-    def record(self, started: float, fetched: float, finished: float) -> bool:
-        self.steps += 1
-        if self.steps == 0:
-            return False
-        self.wait += fetched - started
-        self.total += finished - started
-        return True
-
-    @property
-    def wait_fraction(self) -> float:
-        return self.wait / self.total if self.total else 0.0

@@ -27,7 +27,7 @@ from deblur.data.pairs import problem_listing, split_unreadable
 from deblur.errors import SettingError
 from deblur.losses import PIXEL_LOSSES, build_vgg_features, perceptual_loss
 from deblur.model import build_generator
-from deblur.training.data_plan import epoch_line, plan_data
+from deblur.training.data_plan import StepTimer, epoch_line, plan_data
 from deblur.training.errors import RunFolderError, TrainingError, TrainingInterrupted
 from deblur.training.jax.batches import training_batches, validation_images
 from deblur.training.jax.checkpoints import (
@@ -95,7 +95,7 @@ class Session:
         self.metrics = read_metrics(self.run, self.step // self.steps_per_epoch)
         self._compile_steps()
         self.bar = None
-        self.timed = {"steps": -1, "wait": 0.0, "total": 0.0}  # the process's first step includes compiling
+        self.timer = StepTimer()
 
     # === Set-up ===
 
@@ -227,7 +227,7 @@ class Session:
             fetched = time.perf_counter()
             loss = self._optimize(blurry, sharp)
             finished = time.perf_counter()
-            if self._time(started, fetched, finished):
+            if self.timer.record(started, fetched, finished):  # the process's first step compiles: not timed
                 images += self.global_batch
                 seconds += finished - started
             losses.append(loss)
@@ -263,14 +263,6 @@ class Session:
                 f"({self._latest() or 'none yet'}) is kept. Try a lower train.learning_rate."
             )
         return loss
-
-    def _time(self, started: float, fetched: float, finished: float) -> bool:
-        self.timed["steps"] += 1
-        if self.timed["steps"] == 0:
-            return False
-        self.timed["wait"] += fetched - started
-        self.timed["total"] += finished - started
-        return True
 
     def _end_epoch(self, index: int, losses: list[float], images: int, seconds: float) -> None:
         scores = self._validate()
@@ -324,7 +316,6 @@ class Session:
         self.log(f"final weights fingerprint: {weights_fingerprint(self.model)}")
         model_path = save_model(self.model, self.config, self.run)
         self.log(f"saved {model_path} and {self.run.config}")
-        total = self.timed["total"]
         return TrainResult(
             out_dir=self.run.root,
             model=self.model,
@@ -333,7 +324,7 @@ class Session:
             step=self.step,
             replicas=self.replicas,
             precision=self.precision.policy,
-            input_wait_fraction=self.timed["wait"] / total if total else 0.0,
-            timed_steps=max(self.timed["steps"], 0),
+            input_wait_fraction=self.timer.wait_fraction,
+            timed_steps=max(self.timer.steps, 0),
             skipped=self.skipped,
         )
