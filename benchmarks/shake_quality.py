@@ -11,6 +11,11 @@ figures for the kernel path, re-measured on your machine.
     python benchmarks/shake_quality.py score ../shared/data/camera_shake_dev ../shared/data/gopro_real_dev \
         /tmp/heldout/* --methods network,kernel,auto [--every 2] [--log scores.jsonl]
 
+    # where the kernel path loses on Lai et al.'s set (its kernels/ folder holds the true kernels): each non-blind step
+    # (exponent of the gradient prior : fidelity) with the true kernel and with the blind estimate
+    python benchmarks/shake_quality.py split ../shared/data/camera_shake_dev --steps 1:2000,0.667:4000 \
+        [--every 2] [--log split.jsonl]
+
     # a before/after strip for the docs: crops of the blurry photo, the network's and the kernel path's results
     # (and the sharp photo, with each result's gain, when given)
     python benchmarks/shake_quality.py strip blurry.png [--sharp sharp.png] --crop 100,80,280 --out strip.jpg
@@ -165,6 +170,50 @@ def score(folders: list[Path], methods: list[str], every: int, reach: int, log: 
             )
 
 
+def split(root: Path, steps: list[tuple[float, float]], every: int, reach: int, log: Path | None) -> None:
+    """Mean PSNR per kernel of the blurry images and of each step with the true and the estimated kernel: what the
+    estimate loses (true against estimated, one step) and what the step loses (one step against another, or
+    against published figures for the true kernels)."""
+    from deblur.hardware import cpu_name
+    from deblur.shake.deconvolve import deconvolve
+    from deblur.shake.estimate import estimate_kernel
+
+    print(f"CPU: {cpu_name()}")
+    true_kernels = {}
+    for path in sorted((root / "kernels").iterdir()):
+        kernel = np.asarray(Image.open(path).convert("L"), np.float32)
+        true_kernels[path.stem.split("_")[-1]] = kernel / kernel.sum()
+    done = {}
+    if log and log.exists():
+        done = {row["image"]: row for row in map(json.loads, log.read_text().splitlines())}
+    rows = []
+    for name, blurry_path, sharp_path in pairs(root)[::every]:
+        if name in done:
+            rows.append(done[name])
+            continue
+        blurry, sharp = (_read(p) for p in (blurry_path, sharp_path))
+        border = _border(sharp)
+        kernels = {"true": true_kernels[name.split("_")[-1]], "estimated": estimate_kernel(blurry).kernel}
+        row = {"image": name, "kernel": name.split("_")[-1], "blurry": aligned_psnr(sharp, blurry, border, reach)}
+        for source, kernel in kernels.items():
+            for exponent, fidelity in steps:
+                restored = deconvolve(blurry, kernel, fidelity, exponent)
+                row[f"{source} {exponent:g}:{fidelity:g}"] = aligned_psnr(sharp, restored, border, reach)
+        rows.append(row)
+        if log:
+            with log.open("a") as file:
+                file.write(json.dumps(row) + "\n")
+        columns = [key for key in row if key not in ("image", "kernel")]
+        print(name, {key: round(float(row[key]), 2) for key in columns}, flush=True)
+    columns = [key for key in rows[0] if key not in ("image", "kernel")]
+    print("| kernel | images | " + " | ".join(f"{c} (dB)" for c in columns) + " |")
+    print("| --- | ---: |" + " ---: |" * len(columns))
+    for kernel in sorted({r["kernel"] for r in rows}) + ["all"]:
+        chosen = [r for r in rows if kernel in ("all", r["kernel"])]
+        means = [np.mean([r[c] for r in chosen]) for c in columns]
+        print(f"| {kernel} | {len(chosen)} | " + " | ".join(f"{m:.2f}" for m in means) + " |")
+
+
 def strip(blurry_path: Path, sharp_path: Path | None, crop: str, out: Path) -> None:
     from PIL import ImageDraw
 
@@ -210,6 +259,12 @@ def main() -> None:
     scoring.add_argument("--every", type=int, default=1, help="every n-th image of each set")
     scoring.add_argument("--reach", type=int, default=3, help="the largest shift searched, px")
     scoring.add_argument("--log", type=Path, help="per-image JSON lines, appended")
+    splitting = commands.add_parser("split", help="true against estimated kernels, per non-blind step")
+    splitting.add_argument("root", type=Path, help="a set with blur/, sharp/ and kernels/ (Lai et al.'s)")
+    splitting.add_argument("--steps", default="1:2000,0.667:4000", help="exponent:fidelity, comma separated")
+    splitting.add_argument("--every", type=int, default=1, help="every n-th image")
+    splitting.add_argument("--reach", type=int, default=3, help="the largest shift searched, px")
+    splitting.add_argument("--log", type=Path, help="per-image JSON lines; images already there are not run again")
     stripping = commands.add_parser("strip", help="a before/after strip of crops")
     stripping.add_argument("blurry", type=Path)
     stripping.add_argument("--sharp", type=Path)
@@ -220,6 +275,9 @@ def main() -> None:
         make(args.photos, args.out, args.seed)
     elif args.command == "score":
         score(args.folders, args.methods.split(","), args.every, args.reach, args.log)
+    elif args.command == "split":
+        steps = [tuple(float(n) for n in step.split(":")) for step in args.steps.split(",")]
+        split(args.root, steps, args.every, args.reach, args.log)
     else:
         strip(args.blurry, args.sharp, args.crop, args.out)
 

@@ -10,7 +10,7 @@ from deblur.data.kernels import shake_trajectory, trajectory_kernel
 from deblur.errors import SettingError
 from deblur.shake import check_method
 from deblur.shake.choose import SHARPNESS_LIMIT, TRUSTED_EXTENT, choose, sharpness
-from deblur.shake.deconvolve import deconvolve
+from deblur.shake.deconvolve import deconvolve, shrinkage
 from deblur.shake.edges import DIRECTIONS, edge_threshold, strong_edges
 from deblur.shake.estimate import Estimate, EstimateSettings, centre, estimate_kernel, refinement_scales
 from deblur.shake.fourier import (
@@ -94,11 +94,42 @@ def test_centre_moves_the_extent_to_the_middle_by_whole_pixels():
     assert sorted(centred[centred > 0]) == sorted(kernel[kernel > 0])
 
 
+def test_centring_with_a_trim_ignores_a_faint_spur_that_moves_the_bounding_box():
+    kernel = np.zeros((21, 21), np.float32)
+    kernel[10, 6:15] = 1.0  # a line whose middle is (10, 10)
+    kernel[10, 1] = 0.06  # a spur above 1/20 of the peak, 5 px to its left: 0.7% of the mass
+    kernel /= kernel.sum()
+    line = lambda centred: np.nonzero(centred[10] > 0.05)[0]  # noqa: E731
+    assert list(line(centre(kernel, 0.01))) == list(range(6, 15))  # left where it was
+    assert list(line(centre(kernel))) == list(range(8, 17))  # the box, spur and all, was centred
+
+
 def test_deconvolution_with_the_true_kernel_restores_the_photo():
     sharp, blurry, kernel = shaken(15)
     restored = deconvolve(blurry, kernel)
     assert restored.shape == blurry.shape and restored.dtype == np.float32
     assert psnr(sharp, restored) > psnr(sharp, blurry) + 4
+
+
+@pytest.mark.parametrize("exponent", [2 / 3, 0.5])
+@pytest.mark.parametrize("beta", [1.0, 22.6, 256.0])
+def test_the_hyper_laplacian_table_holds_the_cheapest_shrunk_gradient(exponent, beta):
+    values, shrunk = shrinkage(exponent, beta)
+    candidates = np.linspace(0, values[-1], 20001)[None, :]
+    cost = lambda w, v: w**exponent + beta / 2 * (w - v) ** 2  # noqa: E731
+    picked = values[::60, None]
+    cheapest = cost(candidates, picked).min(axis=1)
+    assert np.all(cost(shrunk[::60], picked[:, 0]) <= cheapest + 1e-6)
+    assert np.all(np.diff(shrunk) >= -1e-9)  # a larger gradient never shrinks to a smaller one
+    assert shrunk[0] == 0
+
+
+def test_deconvolution_with_a_hyper_laplacian_prior_restores_the_photo():
+    sharp, blurry, kernel = shaken(15)
+    restored = deconvolve(blurry, kernel, exponent=2 / 3)
+    assert psnr(sharp, restored) > psnr(sharp, blurry) + 4
+    with pytest.raises(ValueError, match="exponent"):
+        deconvolve(blurry, kernel, exponent=1.5)
 
 
 def test_the_blind_estimate_finds_the_shake_and_deblurs_by_it():

@@ -22,6 +22,13 @@ from deblur.shake.split import growing, split
 
 LUMA = np.array([0.299, 0.587, 0.114], np.float32)
 FAINT = 0.1  # of the typical kernel value: where the sparsity weight stops growing (a value at 0 gets 10x)
+# The share of the final kernel's mass left out at each end of each axis when it is centred: a faint spur the
+# estimate grew on one side moves a bounding box, and so the deblurred photo, by pixels (on Lai's 100 a third of
+# the estimates sat more than 3 px off the true kernel's centre). Both rules put Lai's four true kernels where
+# they are stored (within 1 px). Gain of the kernel path on Lai's 100, against the bounding box: 1% +0.26 dB (19
+# photos moved, worst -0.31, best +8.1); the box of the values above 1/10 of the peak +0.24 (worst -1.56). Only
+# the final kernel: centred so in every round of the estimate too, the kernel path measured +4.12 (against +4.39).
+CENTRE_TRIM = 0.01
 
 
 @dataclass(frozen=True)
@@ -112,7 +119,7 @@ def estimate_kernel(
     if not distrusted(kernel):
         kernel, _ = _iterate(observed, kernel, last, settings.final_iterations, settings)
     if distrusted(kernel):
-        return Estimate(_at_scale(kernel, 1 / scale), kernel, scale, support)
+        return Estimate(centre(_at_scale(kernel, 1 / scale), CENTRE_TRIM), kernel, scale, support)
     working = kernel
     refined = scale
     for step in refinement_scales(scale, min(1.0, settings.refine_side / max(photo.shape))):
@@ -120,7 +127,7 @@ def estimate_kernel(
         observed = wrap_edges(downscaled(photo, step), size)
         kernel, _ = _iterate(observed, clean(resize(kernel, (size, size))), last, settings.refine_iterations, settings)
         refined = step
-    return Estimate(_at_scale(kernel, 1 / refined), working, scale, support)
+    return Estimate(centre(_at_scale(kernel, 1 / refined), CENTRE_TRIM), working, scale, support)
 
 
 def _iterate(
@@ -221,8 +228,9 @@ def clean(kernel: np.ndarray) -> np.ndarray:
     return (kernel / kernel.sum()).astype(np.float32)
 
 
-def centre(kernel: np.ndarray) -> np.ndarray:
-    """Move the kernel's extent (its support's bounding box) to the middle, by whole pixels.
+def centre(kernel: np.ndarray, trim: float = 0.0) -> np.ndarray:
+    """Move the kernel's extent (its support's bounding box) to the middle, by whole pixels; with `trim`, the box
+    that leaves out that share of the kernel's mass at each end of each axis.
 
     Recorded shake kernels are stored so (Lai et al.'s four: their centres of mass are 2 to 8 px off), and a photo
     deconvolved with a kernel centred so lines up with the sharp one; centring by the centre of mass shifted
@@ -231,9 +239,19 @@ def centre(kernel: np.ndarray) -> np.ndarray:
     ys, xs = _support(kernel)
     if len(ys) == 0:
         return kernel
+    if trim:
+        (top, bottom), (left, right) = (_trimmed_span(kernel.sum(axis=axis), trim) for axis in (1, 0))
+    else:
+        top, bottom, left, right = ys.min(), ys.max(), xs.min(), xs.max()
     middle = kernel.shape[0] // 2
-    shift = (round(middle - (ys.min() + ys.max()) / 2), round(middle - (xs.min() + xs.max()) / 2))
+    shift = (round(middle - (top + bottom) / 2), round(middle - (left + right) / 2))
     return ndimage.shift(kernel, shift, order=0, mode="constant")
+
+
+def _trimmed_span(mass: np.ndarray, trim: float) -> tuple[int, int]:
+    """The first and last index of a 1-D mass profile with `trim` of the total left out beyond each."""
+    cumulative = np.cumsum(mass) / mass.sum()
+    return int(np.searchsorted(cumulative, trim)), int(np.searchsorted(cumulative, 1 - trim))
 
 
 def _extent(kernel: np.ndarray) -> int:
