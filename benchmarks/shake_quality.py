@@ -13,7 +13,7 @@ figures for the kernel path, re-measured on your machine.
 
     # where the kernel path loses on Lai et al.'s set (its kernels/ folder holds the true kernels): each non-blind step
     # (exponent of the gradient prior : fidelity) with the true kernel and with the blind estimate
-    python benchmarks/shake_quality.py split ../shared/data/camera_shake_dev --steps 1:2000,0.667:4000 \
+    python benchmarks/shake_quality.py split ../shared/data/camera_shake_dev --steps 1:2000,0.667:8000 \
         [--every 2] [--log split.jsonl]
 
     # a before/after strip for the docs: crops of the blurry photo, the network's and the kernel path's results
@@ -261,7 +261,7 @@ def main() -> None:
     scoring.add_argument("--log", type=Path, help="per-image JSON lines, appended")
     splitting = commands.add_parser("split", help="true against estimated kernels, per non-blind step")
     splitting.add_argument("root", type=Path, help="a set with blur/, sharp/ and kernels/ (Lai et al.'s)")
-    splitting.add_argument("--steps", default="1:2000,0.667:4000", help="exponent:fidelity, comma separated")
+    splitting.add_argument("--steps", default="1:2000,0.667:8000", help="exponent:fidelity, comma separated")
     splitting.add_argument("--every", type=int, default=1, help="every n-th image")
     splitting.add_argument("--reach", type=int, default=3, help="the largest shift searched, px")
     splitting.add_argument("--log", type=Path, help="per-image JSON lines; images already there are not run again")

@@ -10,7 +10,7 @@ from deblur.data.kernels import shake_trajectory, trajectory_kernel
 from deblur.errors import SettingError
 from deblur.shake import check_method
 from deblur.shake.choose import SHARPNESS_LIMIT, TRUSTED_EXTENT, choose, sharpness
-from deblur.shake.deconvolve import deconvolve, shrinkage
+from deblur.shake.deconvolve import _hyper, deconvolve, shrinkage
 from deblur.shake.edges import DIRECTIONS, edge_threshold, strong_edges
 from deblur.shake.estimate import Estimate, EstimateSettings, centre, estimate_kernel, refinement_scales
 from deblur.shake.fourier import (
@@ -122,6 +122,9 @@ def test_the_hyper_laplacian_table_holds_the_cheapest_shrunk_gradient(exponent, 
     assert np.all(cost(shrunk[::60], picked[:, 0]) <= cheapest + 1e-6)
     assert np.all(np.diff(shrunk) >= -1e-9)  # a larger gradient never shrinks to a smaller one
     assert shrunk[0] == 0
+    beyond = np.array([-2.0, 1.7, 3.0], np.float32)  # past the table: shrunk by its last step, signs kept
+    out, _ = _hyper(exponent)(beyond.copy(), beyond.copy(), beta)
+    assert np.allclose(out, np.sign(beyond) * (np.abs(beyond) - (values[-1] - shrunk[-1])), atol=1e-5)
 
 
 def test_deconvolution_with_a_hyper_laplacian_prior_restores_the_photo():

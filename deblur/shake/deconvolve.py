@@ -19,12 +19,12 @@ from deblur.shake.fourier import wrap_edges
 from deblur.shake.split import Shrink, growing, split
 
 FIDELITY = 2000.0  # against the gradient prior: higher keeps more detail and more noise
-EXPONENT = 1.0  # of the gradient prior (`benchmarks/shake_split.py` measures 2/3 against it)
+EXPONENT = 1.0  # of the gradient prior (`benchmarks/shake_quality.py split` measures 2/3 against it)
 BETAS = (1.0, 256.0, 2 * np.sqrt(2))  # the splitting weight's start, stop and growth per step
 # Channels deconvolved at once, on threads (numpy and scipy's FFTs release the GIL): the cores the process may use.
 # `deblur.scale`'s workers lower it to their share of the machine.
 THREADS = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-TABLE_REACH = 1.5  # the largest gradient a table covers (one step of a [0, 1] photo, and the latent's overshoot)
+TABLE_REACH = 1.5  # the gradients a table covers (a [0, 1] photo's and the latent's overshoot); beyond, w = v - c
 TABLE_STEPS = 6001
 
 
@@ -63,8 +63,11 @@ def _hyper(exponent: float) -> Shrink:
         per_step = (TABLE_STEPS - 1) / TABLE_REACH
 
         def look_up(g: np.ndarray) -> np.ndarray:  # the nearest entry: 4x faster than interpolating
-            index = np.minimum(np.abs(g) * per_step + 0.5, TABLE_STEPS - 1).astype(np.int32)
-            return np.copysign(table[index], g)
+            size = np.abs(g)
+            index = np.minimum(size * per_step + 0.5, TABLE_STEPS - 1).astype(np.int32)
+            # far from 0 the shrinkage is a near-constant step back, the table's last one
+            shrunk = np.where(size > TABLE_REACH, size - (TABLE_REACH - table[-1]), table[index])
+            return np.copysign(shrunk, g)
 
         return look_up(gx), look_up(gy)
 
