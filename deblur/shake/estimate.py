@@ -119,7 +119,7 @@ def estimate_kernel(
     if not distrusted(kernel):
         kernel, _ = _iterate(observed, kernel, last, settings.final_iterations, settings)
     if distrusted(kernel):
-        return Estimate(centre(_at_scale(kernel, 1 / scale), CENTRE_TRIM), kernel, scale, support)
+        return Estimate(_at_scale(kernel, 1 / scale), kernel, scale, support)
     working = kernel
     refined = scale
     for step in refinement_scales(scale, min(1.0, settings.refine_side / max(photo.shape))):
@@ -127,7 +127,7 @@ def estimate_kernel(
         observed = wrap_edges(downscaled(photo, step), size)
         kernel, _ = _iterate(observed, clean(resize(kernel, (size, size))), last, settings.refine_iterations, settings)
         refined = step
-    return Estimate(centre(_at_scale(kernel, 1 / refined), CENTRE_TRIM), working, scale, support)
+    return Estimate(_at_scale(kernel, 1 / refined), working, scale, support)
 
 
 def _iterate(
@@ -265,11 +265,13 @@ def _support(kernel: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _at_scale(kernel: np.ndarray, factor: float) -> np.ndarray:
-    if factor == 1:
-        return kernel
-    size = _odd(round(kernel.shape[0] * factor))
-    larger = np.maximum(resize(kernel, (size, size)), 0)
-    return centre(larger / larger.sum()).astype(np.float32)
+    """The final kernel: `factor` times the size, centred by its trimmed box (`CENTRE_TRIM`). A resized kernel is
+    centred by its whole box first, as the trim was measured (the two whole-pixel shifts round differently)."""
+    if factor != 1:
+        size = _odd(round(kernel.shape[0] * factor))
+        larger = np.maximum(resize(kernel, (size, size)), 0)
+        kernel = centre(larger / larger.sum())
+    return centre(kernel, CENTRE_TRIM).astype(np.float32)
 
 
 def _pyramid(support: int) -> list[int]:
