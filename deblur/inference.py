@@ -67,7 +67,9 @@ class Deblurrer:
     # What runs the model on an NHWC batch (`deblur.runtime`): None is TensorFlow, the Keras model itself.
     runner: Callable[[np.ndarray], np.ndarray] | None = None
     runtime: str = "tensorflow"  # the runner's name, for the log line and the identity
-    method: str = DEFAULT_METHOD  # network (the model), kernel (`deblur.shake`) or auto (a choice per image)
+    # network (the model), kernel (`deblur.shake`) or auto (a choice per image). A Deblurrer of a model runs that
+    # model unless asked; the commands open theirs with DEFAULT_METHOD (`open_deblurrer`).
+    method: str = "network"
     # Which way the last image went, "network" or "kernel": auto's choice, for predict's per-photo line.
     last_way: str | None = field(default=None, init=False, compare=False, repr=False)
 
@@ -140,7 +142,8 @@ class Deblurrer:
         (benchmarks/video_flicker.py: 3.69 levels between frames against the input's 2.10 and the network's 1.65),
         and auto would switch ways between frames: auto sends clips to the network; kernel, asked for, stays."""
         if self.method == "auto":
-            return replace(self, method="network"), "--method auto: clips go to the network (per-frame choices flicker)"
+            note = "clips go to the network under --method auto, the default (a choice per frame would flicker)"
+            return replace(self, method="network"), note
         if self.method == "kernel":
             return (
                 self,
@@ -242,7 +245,7 @@ def load_deblurrer(
     ensemble: int = 1,
     strength: float = DEFAULT_STRENGTH,
     runtime: str = "tensorflow",
-    method: str = DEFAULT_METHOD,
+    method: str = "network",
     threads: int | None = None,
     log: Callable[[str], None] = print,
 ) -> Deblurrer:
@@ -252,8 +255,9 @@ def load_deblurrer(
     "auto" does so where the CPU has native bfloat16 and that file is there, and uses float32 otherwise.
     On the demo model bfloat16 changed validation PSNR by less than 0.001 dB (benchmarks/predict_speed.py).
     `ensemble` > 1 averages that many mirrored/turned copies of each image (TURNS), at that many times the time.
-    `method` "kernel" deblurs by the camera-shake kernel path (`deblur.shake`) instead of the model (tiles and
-    the ensemble are the model's), and "auto" chooses between them per image (`deblur.shake.choose`). `runtime`
+    `method` "network" (here the default) runs the model; "kernel" deblurs by the camera-shake kernel path
+    (`deblur.shake`) instead (tiles and the ensemble are the model's), and "auto", the commands' default
+    (`open_deblurrer`), chooses between them per image (`deblur.shake.choose`). `runtime`
     "openvino" runs the model in OpenVINO Runtime (`deblur.runtime.openvino`; the first use of a model file
     converts it, saying so through `log`); there "auto" precision is bfloat16 wherever the CPU has it, as OpenVINO
     needs no config.yaml for it. `threads` limits

@@ -20,6 +20,7 @@ from deblur.serve.app import STATIC, create_app
 from deblur.serve.card import model_info
 from deblur.serve.limits import Limits
 from deblur.serve.service import DeblurService
+from deblur.shake import DEFAULT_METHOD
 
 
 @pytest.fixture(scope="module")
@@ -31,7 +32,7 @@ LIMITS = Limits(max_bytes=2_000_000, max_pixels=1_000_000, waiting=2)
 
 
 def make_client(model, limits=LIMITS, **options):
-    deblurrer = load_deblurrer(model, precision="float32")
+    deblurrer = load_deblurrer(model, precision="float32", method=DEFAULT_METHOD)  # as `deblur serve` opens it
     service = DeblurService(deblurrer, model_info(model, "a test model", "float32"), limits)
     return TestClient(create_app(service, **options)), service
 
@@ -58,7 +59,7 @@ def predicted(model, tmp_path, data: bytes, name: str, fmt: str = "png") -> Imag
     source = tmp_path / name
     source.write_bytes(data)
     target = tmp_path / f"predicted-{Path(name).stem}.{fmt}"
-    predict_one(source, target, load_deblurrer(model, precision="float32"), PredictOptions(fmt))
+    predict_one(source, target, load_deblurrer(model, precision="float32", method=DEFAULT_METHOD), PredictOptions(fmt))
     return Image.open(target)
 
 
@@ -86,10 +87,22 @@ def test_multipart_and_raw_body_give_predicts_output(client, model, tmp_path):
     assert response.headers["content-type"] == "image/png"
     assert response.headers["content-disposition"] == 'inline; filename="photo-deblurred.png"'
     assert float(response.headers["x-deblur-seconds"]) > 0
+    assert response.headers["x-deblur-way"] == "network"  # a sharp crop: auto, the default, leaves it to the model
     assert_same_image(Image.open(io.BytesIO(response.content)), expected)
     raw = client.post("/v1/deblur", content=data, headers={"content-type": "image/png"})
     assert raw.status_code == 200
     assert raw.content == response.content  # the same server: exactly the same
+
+
+def test_a_shaken_photo_goes_by_the_kernel_path_and_the_answer_says_so(client, model, tmp_path):
+    from test_shake import shaken
+
+    _, blurry, _ = shaken(15, seed=4)  # blurred all over by a shake the kernel path estimates
+    data = png_bytes(Image.fromarray((blurry * 255).round().astype(np.uint8)))
+    expected = predicted(model, tmp_path, data, "shaken.png")
+    response = post(client, data, name="shaken.png")
+    assert response.status_code == 200 and response.headers["x-deblur-way"] == "kernel"
+    assert_same_image(Image.open(io.BytesIO(response.content)), expected)
 
 
 @pytest.mark.parametrize(
@@ -283,7 +296,7 @@ def test_the_page_and_its_assets_need_no_internet(client):
 
 def test_model_and_health(client):
     info = client.get("/v1/model").json()
-    assert info["description"] == "a test model" and info["precision"] == "float32" and info["method"] == "network"
+    assert info["description"] == "a test model" and info["precision"] == "float32" and info["method"] == "auto"
     assert info["architecture"]["width"] == 4
     assert info["limits"] == {"max_bytes": 2_000_000, "max_pixels": 1_000_000, "line": 3}
     health = client.get("/healthz").json()

@@ -271,7 +271,7 @@ def test_a_deblurrer_on_auto_runs_the_model_only_where_auto_leaves_it(tmp_path):
     assert calls == [(1, 256, 256, 3)] and deblurrer.last_way == "network"
 
 
-def test_predict_on_auto_says_which_way_each_photo_went(tmp_path):
+def test_predict_by_default_chooses_and_says_which_way_each_photo_went(tmp_path):
     from helpers import save_model
     from PIL import Image
     from typer.testing import CliRunner
@@ -284,8 +284,8 @@ def test_predict_on_auto_says_which_way_each_photo_went(tmp_path):
     model = save_model(tmp_path / "run")
     photos = [str(tmp_path / "sharp.png"), str(tmp_path / "shaken.png")]
     result = CliRunner().invoke(
-        app, ["predict", *photos, "--model", str(model), "-q", "--method", "auto", "--out", str(tmp_path / "out")]
-    )
+        app, ["predict", *photos, "--model", str(model), "-q", "--out", str(tmp_path / "out")]
+    )  # no --method: auto is the default
     assert result.exit_code == 0, result.output
     assert f"wrote {tmp_path / 'out' / 'sharp.png'} (by the network)" in result.output
     assert f"wrote {tmp_path / 'out' / 'shaken.png'} (by the camera-shake kernel path)" in result.output

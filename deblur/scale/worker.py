@@ -62,6 +62,8 @@ class DeblurWorker:
             method=settings.method,
             threads=settings.threads,
         )
+        # A clip's frames go the way `deblur predict` sends clips (auto: the network), not a choice per frame.
+        self.frames_deblurrer, _ = self.deblurrer.for_clips()
         self.clips: OrderedDict[str, tuple[Clip, list[int] | None]] = OrderedDict()  # the last few clips probed
 
     def __call__(self, row: dict) -> dict:
@@ -101,7 +103,7 @@ class DeblurWorker:
         clip, times = self.clip(task.source)
         video = VideoOptions(encoding=self.settings.options.encoding, max_pixels=self.settings.options.max_pixels)
         frames = read_frames(clip, task.first, task.stop, times)
-        return deblur_segment(clip, frames, Path(task.target), self.deblurrer, video)
+        return deblur_segment(clip, frames, Path(task.target), self.frames_deblurrer, video)
 
     def clip(self, source: str) -> tuple[Clip, list[int] | None]:
         """The clip and its frame timestamps, read once for all of its segments this worker makes."""

@@ -160,6 +160,7 @@ async def deblur(
     headers = {
         "Content-Disposition": f'inline; filename="{safe_file_name(stem)}-deblurred.{fmt}"',
         "X-Deblur-Seconds": f"{result.seconds:.3f}",
+        "X-Deblur-Way": result.way,
     }
     return Response(result.body, media_type=result.media_type, headers=headers)
 

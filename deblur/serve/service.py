@@ -29,6 +29,7 @@ class Deblurred:
     seconds: float  # the deblur itself, decoding and encoding included
     width: int
     height: int
+    way: str  # network or kernel: which way the photo went (under --method auto, a choice per photo)
 
 
 class DeblurService:
@@ -55,11 +56,12 @@ class DeblurService:
         started = time.perf_counter()
         photo = decode_photo(io.BytesIO(data), name, max_pixels=self.limits.max_pixels)
         restored = self.deblurrer(photo.rgb, ensemble=ensemble, strength=strength)
+        way = self.deblurrer.last_way or "network"  # read at once: the queue runs one photo at a time
         body = encode_photo(restored, photo, fmt)
         height, width = photo.rgb.shape[:2]
         seconds = time.perf_counter() - started
         self.seconds_per_megapixel = seconds / (width * height / 1e6) / ensemble
-        return Deblurred(body, MEDIA_TYPES[fmt], seconds, width, height)
+        return Deblurred(body, MEDIA_TYPES[fmt], seconds, width, height, way)
 
     def warm_up(self) -> None:
         """Trace the model's graph before the first request, and time it once for the page's estimates."""

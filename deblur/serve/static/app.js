@@ -93,7 +93,14 @@ async function deblur(item) {
   }
   const result = URL.createObjectURL(response.response);
   const name = downloadName(response.getResponseHeader("Content-Disposition"), file.name, format);
-  showResult(card, URL.createObjectURL(file), result, name, response.getResponseHeader("X-Deblur-Seconds"));
+  showResult(
+    card,
+    URL.createObjectURL(file),
+    result,
+    name,
+    response.getResponseHeader("X-Deblur-Seconds"),
+    response.getResponseHeader("X-Deblur-Way"),
+  );
 }
 
 function send({ file, card, ensemble, format }, estimate) {
@@ -230,7 +237,10 @@ function downloadName(disposition, original, format) {
   return `${original.replace(/\.[^.]*$/, "")}-deblurred.${format}`;
 }
 
-function showResult(card, beforeUrl, afterUrl, name, seconds) {
+// The way a photo went, as `deblur predict` names it (deblur.shake.WAYS).
+const WAYS = { network: "by the network", kernel: "by the camera-shake kernel path" };
+
+function showResult(card, beforeUrl, afterUrl, name, seconds, way) {
   const before = $(".before", card);
   const after = $(".after", card);
   before.src = beforeUrl;
@@ -238,7 +248,8 @@ function showResult(card, beforeUrl, afterUrl, name, seconds) {
   const link = $(".download", card);
   link.href = afterUrl;
   link.download = name;
-  $(".timing", card).textContent = seconds ? `deblurred in ${Number(seconds).toFixed(1)} s on the server` : "";
+  const how = WAYS[way] ? ` ${WAYS[way]}` : "";
+  $(".timing", card).textContent = seconds ? `deblurred${how} in ${Number(seconds).toFixed(1)} s on the server` : "";
   $(".result", card).hidden = false;
   setState(card, "done", "done", 100);
   wireSlider(card);
