@@ -73,6 +73,7 @@ def test_page_deblurs_a_dropped_and_a_picked_photo(tmp_path):
         page.goto(server.url + "/")
         page.wait_for_function("document.querySelector('#model').textContent.startsWith('Model: ')")
         assert "the pretrained model shipped with deblur" in page.inner_text("#model")
+        assert "by the camera-shake kernel path; the others by the model" in page.inner_text("#model")  # auto
         from deblur.paths import shipped_model
 
         assert str(shipped_model().parent) not in page.content()  # no path on the server reaches a visitor
@@ -98,6 +99,8 @@ def test_page_deblurs_a_dropped_and_a_picked_photo(tmp_path):
         )
         assert sizes == [[True, 600, 400], [True, 600, 400]]  # blurry and deblurred, both shown whole
         assert not card.locator(".videos").is_visible()  # a photo's card shows no video players
+        way = card.locator(".timing").inner_text()  # which way auto, the server's default, sent the photo
+        assert way.startswith(("deblurred by the network in ", "deblurred by the camera-shake kernel path in ")), way
 
         slider = card.locator(".slider")
         slider.evaluate("(s) => { s.value = 30; s.dispatchEvent(new Event('input')); }")

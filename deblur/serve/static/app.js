@@ -12,7 +12,12 @@ async function showModel() {
   try {
     const info = await (await fetch("/v1/model")).json();
     const arch = info.architecture ? `: width ${info.architecture.width}, ${info.architecture.blocks} blocks` : "";
-    $("#model").textContent = `Model: ${info.description}${arch}, running in ${info.precision}.`;
+    // How photos go (`--method`): auto sends each one the way it chooses; kernel runs no model at all.
+    const how = {
+      auto: " Photos blurred all over by camera shake go by the camera-shake kernel path; the others by the model.",
+      kernel: " Photos go by the camera-shake kernel path, not the model.",
+    };
+    $("#model").textContent = `Model: ${info.description}${arch}, running in ${info.precision}.${how[info.method] ?? ""}`;
     if (info.card) {
       $("#card-title").textContent = `${info.card.title} (from ${info.card.source})`;
       const table = $("#card-table");
