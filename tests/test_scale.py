@@ -48,6 +48,10 @@ def test_a_folder_with_a_corrupt_photo_gives_plain_predicts_outputs_a_dead_lette
     (inputs / "nested").mkdir()
     Image.open(inputs / "photo0.png").save(inputs / "nested" / "photo0.jpg")
     (inputs / "broken.jpg").write_bytes(b"\xff\xd8 not really a jpeg")
+    from test_shake import shaken
+
+    _, blurry, _ = shaken(15, seed=4)  # auto, the default, sends it to the kernel path, the noise photos to the model
+    Image.fromarray((blurry * 255).round().astype(np.uint8)).save(inputs / "shaken.png")
 
     plain = predict(inputs, "--out", tmp_path / "plain", "--model", model)
     scaled = predict(inputs, "--out", tmp_path / "scaled", "--model", model, "--engine", "ray", "--workers", 2)
@@ -55,21 +59,24 @@ def test_a_folder_with_a_corrupt_photo_gives_plain_predicts_outputs_a_dead_lette
     assert plain.exit_code == scaled.exit_code == 1, scaled.output
     written = sorted(p.relative_to(tmp_path / "plain") for p in (tmp_path / "plain").rglob("*.png"))
     assert written == sorted(p.relative_to(tmp_path / "scaled") for p in (tmp_path / "scaled").rglob("*.png"))
-    assert len(written) == 4
+    assert len(written) == 5
     for name in written:
         assert np.abs(pixels(tmp_path / "plain" / name) - pixels(tmp_path / "scaled" / name)).max() <= 1
     with open(tmp_path / "scaled" / FAILED_LIST) as listed:
         rows = list(csv.reader(listed))
     assert rows[0] == ["file", "reason"] and len(rows) == 2
     assert rows[1][0].endswith("broken.jpg") and "not a readable image" in rows[1][1]
-    assert "4 done, 0 skipped, 1 failed" in scaled.output
+    assert "5 done, 0 skipped, 1 failed" in scaled.output
+    for result, out in ((plain, tmp_path / "plain"), (scaled, tmp_path / "scaled")):  # each photo's way, alike
+        assert f"wrote {out / 'shaken.png'} (by the camera-shake kernel path)" in result.output, result.output
+        assert f"wrote {out / 'photo1.png'} (by the network)" in result.output, result.output
 
     again = predict(inputs, "--out", tmp_path / "scaled", "--model", model, "--engine", "ray", "--workers", 2)
-    assert again.exit_code == 1 and "0 done, 4 skipped, 1 failed" in again.output
+    assert again.exit_code == 1 and "0 done, 5 skipped, 1 failed" in again.output
 
     (inputs / "broken.jpg").unlink()
     fixed = predict(inputs, "--out", tmp_path / "scaled", "--model", model, "--engine", "ray")
-    assert fixed.exit_code == 0 and "0 done, 4 skipped, 0 failed" in fixed.output
+    assert fixed.exit_code == 0 and "0 done, 5 skipped, 0 failed" in fixed.output
     assert not (tmp_path / "scaled" / FAILED_LIST).exists()  # nothing failed: no stale list
 
 

@@ -167,7 +167,8 @@ def predict(
             log=reporter(quiet),
         )
         for location in scaled.written:
-            typer.echo(f"wrote {location}")
+            way = scaled.ways.get(location)
+            typer.echo(f"wrote {location}" + (f" ({WAYS[way]})" if way else ""))
         for _, reason in scaled.failed:
             typer.secho(f"failed: {reason}", fg=typer.colors.RED, err=True)
         if scaled.failed_list:

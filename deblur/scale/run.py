@@ -40,6 +40,7 @@ class ScaleReport:
     seconds: float = 0.0
     workers: int = 0
     frames: int = 0  # of clips, this run
+    ways: dict[str, str] = field(default_factory=dict)  # under --method auto: each written photo's way
 
     @property
     def summary(self) -> str:
@@ -106,6 +107,8 @@ def predict_at_scale(
         if row["kind"] == PHOTO:
             if row["status"] == OK:
                 report.written.append(row["target"])
+                if row["way"]:
+                    report.ways[row["target"]] = row["way"]
             elif row["status"] == SKIPPED:
                 report.skipped.append(row["target"])
             else:

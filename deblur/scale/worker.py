@@ -46,7 +46,7 @@ class WorkerSettings:
 
 class DeblurWorker:
     """Called by the engine with one task as a row (a dict); returns the row with `status`, `reason`, `frames`
-    (a segment's) and `seconds`."""
+    (a segment's), `seconds` and `way` (under --method auto, the way a photo went; else "")."""
 
     def __init__(self, settings: WorkerSettings) -> None:
         self.settings = settings
@@ -69,23 +69,25 @@ class DeblurWorker:
     def __call__(self, row: dict) -> dict:
         task = Task(**{name: row[name] for name in Task.__dataclass_fields__})
         started = time.perf_counter()
-        frames = 0
+        frames, way = 0, ""
         if not self.settings.options.overwrite and storage.exists(task.target):
             # done by an earlier attempt at this task's block (the engine runs a dead worker's block again)
-            return {**row, "status": SKIPPED, "reason": "", "frames": 0, "seconds": 0.0}
+            return {**row, "status": SKIPPED, "reason": "", "frames": 0, "seconds": 0.0, "way": ""}
         try:
             if task.kind == PHOTO:
-                self.photo(task)
+                way = self.photo(task)
             else:
                 frames = self.segment(task)
         except DeblurError as err:
-            return {**row, "status": FAILED, "reason": str(err), "frames": 0, "seconds": 0.0}
+            return {**row, "status": FAILED, "reason": str(err), "frames": 0, "seconds": 0.0, "way": ""}
         except Exception as err:  # anything else is reported with its file too, and the job goes on
             reason = f"{task.source}: {type(err).__name__}: {str(err)[:300]}"
-            return {**row, "status": FAILED, "reason": reason, "frames": 0, "seconds": 0.0}
-        return {**row, "status": OK, "reason": "", "frames": frames, "seconds": time.perf_counter() - started}
+            return {**row, "status": FAILED, "reason": reason, "frames": 0, "seconds": 0.0, "way": ""}
+        seconds = time.perf_counter() - started
+        return {**row, "status": OK, "reason": "", "frames": frames, "seconds": seconds, "way": way}
 
-    def photo(self, task: Task) -> None:
+    def photo(self, task: Task) -> str:
+        """Deblur one photo task; under --method auto, the way it went (else "")."""
         options = self.settings.options
         photo = decode_photo(io.BytesIO(storage.read_bytes(task.source)), task.source, max_pixels=options.max_pixels)
         height, width = photo.rgb.shape[:2]
@@ -98,6 +100,7 @@ class DeblurWorker:
             target = f"{stem}_side_by_side{dot}{suffix}{mark}{query}"
             storage.write_bytes(target, encode_photo(pair, photo, options.fmt))
         storage.write_bytes(task.target, encode_photo(restored, photo, options.fmt))
+        return (self.deblurrer.last_way or "") if self.deblurrer.method == "auto" else ""
 
     def segment(self, task: Task) -> int:
         clip, times = self.clip(task.source)
