@@ -135,6 +135,12 @@ class Deblurrer:
             "method": self.method,
         }
 
+    @property
+    def last_choice(self) -> str | None:
+        """Under auto, the way the last image went ("network" or "kernel"), as predict and Ray report it; None
+        under a fixed method."""
+        return self.last_way if self.method == "auto" else None
+
     def for_clips(self) -> tuple[Deblurrer, str]:
         """Under kernel or auto, what a clip's frames go through instead, and a note for the clip's report.
 

@@ -189,8 +189,8 @@ def predict_files(
                 report.written.append(clip.target)
             else:
                 report.written.append(predict_one(path, outputs[path], deblurrer, options, progress))
-                if deblurrer.method == "auto":
-                    report.ways[report.written[-1]] = deblurrer.last_way
+                if deblurrer.last_choice:
+                    report.ways[report.written[-1]] = deblurrer.last_choice
         except (ImageReadError, OutputExistsError) as err:
             report.failed.append((path, err))
         if progress:

@@ -60,6 +60,11 @@ class ProgressBars:
             self.images.close()
 
 
+def wrote(location: str | Path, way: str | None) -> str:
+    """A written output's line, with the way `auto` sent it when it chose."""
+    return f"wrote {location}" + (f" ({WAYS[way]})" if way else "")
+
+
 def skipped_line(count: int) -> str:
     """The one way both engines say that a finished run's outputs were left as they are."""
     return f"{count} skipped: they exist; --overwrite redoes them"
@@ -167,8 +172,7 @@ def predict(
             log=reporter(quiet),
         )
         for location in scaled.written:
-            way = scaled.ways.get(location)
-            typer.echo(f"wrote {location}" + (f" ({WAYS[way]})" if way else ""))
+            typer.echo(wrote(location, scaled.ways.get(location)))
         for _, reason in scaled.failed:
             typer.secho(f"failed: {reason}", fg=typer.colors.RED, err=True)
         if scaled.failed_list:
@@ -199,8 +203,7 @@ def predict(
     finally:
         bars.close()
     for path in report.written:
-        way = report.ways.get(path)
-        typer.echo(f"wrote {path}" + (f" ({WAYS[way]})" if way else ""))
+        typer.echo(wrote(path, report.ways.get(path)))
     for clip in report.clips:
         resumed = f" ({clip.resumed_frames} done before)" if clip.resumed_frames else ""
         speed = f", {clip.frames_per_second:.2f} frames/s" if clip.frames > clip.resumed_frames else ""

@@ -100,7 +100,7 @@ class DeblurWorker:
             target = f"{stem}_side_by_side{dot}{suffix}{mark}{query}"
             storage.write_bytes(target, encode_photo(pair, photo, options.fmt))
         storage.write_bytes(task.target, encode_photo(restored, photo, options.fmt))
-        return (self.deblurrer.last_way or "") if self.deblurrer.method == "auto" else ""
+        return self.deblurrer.last_choice or ""
 
     def segment(self, task: Task) -> int:
         clip, times = self.clip(task.source)
