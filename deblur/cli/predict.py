@@ -140,7 +140,7 @@ def predict(
     ] = None,
     quiet: QuietNotes = False,
 ) -> None:
-    """Deblur photos of any size, and video clips, with a trained model.
+    """Deblur photos of any size, and video clips: by the model, or a photo shaken all over by its kernel (--method).
 
     Clips keep their size, frame count, timestamps, rotation, audio and subtitles; a run that is stopped goes on
     from its last finished segment when the same command is run again."""
