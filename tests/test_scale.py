@@ -112,13 +112,15 @@ def test_a_killed_worker_loses_no_output_and_a_killed_run_is_finished_by_running
 
 
 def test_a_clip_is_made_in_segments_by_the_workers_and_joined_as_plain_predict_joins_it(tmp_path):
-    # A model whose output is its input: a random one's float rounding, which differs with the thread count (one a
-    # worker here, two in this process), can change x264's choices across a whole segment of noisy frames.
+    # A model whose output is its input, written losslessly: a random model's float rounding differs with the thread
+    # count (one a worker here, two in this process), and x264's choices differ with the process's threads and any
+    # such rounding, so at the usual quality two runs that join the same frames may decode a few levels apart.
     model = save_model(tmp_path / "run", zero_init_output=True)
     (tmp_path / "in").mkdir()
     clip = make_clip(tmp_path / "in" / "walk.mp4", frames=130, size=(48, 64))  # 3 segments of 2 s at 30 fps
-    plain = predict(clip, "--out", tmp_path / "plain", "--model", model)
-    scaled = predict(tmp_path / "in", "--out", tmp_path / "scaled", "--model", model, "--engine", "ray")
+    same = ("--model", model, "--crf", 0)
+    plain = predict(clip, "--out", tmp_path / "plain", *same)
+    scaled = predict(tmp_path / "in", "--out", tmp_path / "scaled", *same, "--engine", "ray")
     assert plain.exit_code == scaled.exit_code == 0, scaled.output
     assert "1 done, 0 skipped, 0 failed" in scaled.output and "130 frames" not in scaled.output
     with av.open(str(tmp_path / "plain" / "walk.mp4")) as a, av.open(str(tmp_path / "scaled" / "walk.mp4")) as b:
@@ -127,7 +129,8 @@ def test_a_clip_is_made_in_segments_by_the_workers_and_joined_as_plain_predict_j
         frames_b = [(f.pts, f.to_ndarray(format="rgb24").astype(int)) for f in b.decode(video=0)]
     assert len(frames_a) == len(frames_b) == 130
     assert [pts for pts, _ in frames_a] == [pts for pts, _ in frames_b]
-    assert max(np.abs(x - y).max() for (_, x), (_, y) in zip(frames_a, frames_b, strict=True)) <= 2
+    apart = {i: int(np.abs(x - y).max()) for i, ((_, x), (_, y)) in enumerate(zip(frames_a, frames_b, strict=True))}
+    assert max(apart.values()) <= 2, {i: levels for i, levels in apart.items() if levels > 2}  # which frames, if any
     assert not list((tmp_path / "scaled").glob(".*"))  # the work folder went once the clip was joined
 
 
