@@ -120,3 +120,20 @@ def make_clip(
             srt.close()
             srt_path.unlink()
     return path
+
+
+class Interrupting:
+    """A Deblurrer whose batches raise KeyboardInterrupt (Ctrl-C) after `calls` of them (small frames: a batch is
+    a whole segment)."""
+
+    def __init__(self, deblurrer, calls):
+        self.deblurrer, self.calls = deblurrer, calls
+
+    def __getattr__(self, name):
+        return getattr(self.deblurrer, name)
+
+    def many(self, images):
+        self.calls -= 1
+        if self.calls < 0:
+            raise KeyboardInterrupt
+        return self.deblurrer.many(images)

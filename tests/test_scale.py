@@ -12,7 +12,7 @@ from pathlib import Path
 import av
 import numpy as np
 import pytest
-from helpers import make_clip, save_model
+from helpers import Interrupting, make_clip, save_model
 from PIL import Image
 from typer.testing import CliRunner
 
@@ -132,6 +132,28 @@ def test_a_clip_is_made_in_segments_by_the_workers_and_joined_as_plain_predict_j
     apart = {i: int(np.abs(x - y).max()) for i, ((_, x), (_, y)) in enumerate(zip(frames_a, frames_b, strict=True))}
     assert max(apart.values()) <= 2, {i: levels for i, levels in apart.items() if levels > 2}  # which frames, if any
     assert not list((tmp_path / "scaled").glob(".*"))  # the work folder went once the clip was joined
+
+
+def test_a_clip_that_plain_predict_left_half_done_is_finished_by_the_workers_and_says_how_clips_go(tmp_path):
+    from deblur.inference import open_deblurrer
+    from deblur.video.predict import deblur_clip, work_folder
+
+    model = save_model(tmp_path / "run", zero_init_output=True)
+    (tmp_path / "in").mkdir()
+    clip = make_clip(tmp_path / "in" / "walk.mp4", frames=130, size=(48, 64))  # 3 segments of 2 s at 30 fps
+    target = tmp_path / "out" / "walk.mp4"
+    # as `predict --runtime tensorflow` opens it: under auto, the default, which sends clips to the model
+    opened, _ = open_deblurrer(model, runtime="tensorflow", log=lambda _: None)
+    with pytest.raises(KeyboardInterrupt):
+        deblur_clip(clip, target, Interrupting(opened.for_clips()[0], calls=1), log=lambda _: None)
+    assert (work_folder(target) / "00000.mp4").exists()
+    args = ["predict", str(tmp_path / "in"), "--out", str(tmp_path / "out"), "--model", str(model)]
+    scaled = CliRunner().invoke(app, [*args, "--runtime", "tensorflow", "--engine", "ray"])  # not quiet: its notes
+    assert scaled.exit_code == 0, scaled.output
+    assert "resuming: 1 finished segment(s)" in scaled.output and "2 tasks for ray" in scaled.output
+    assert "clips go to the network under --method auto" in scaled.output
+    with av.open(str(target)) as video:
+        assert video.streams.video[0].frames == 130
 
 
 def test_engine_options_without_an_engine_are_an_error(model, tmp_path):

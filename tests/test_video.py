@@ -8,7 +8,7 @@ import textwrap
 import av
 import numpy as np
 import pytest
-from helpers import make_clip, save_model
+from helpers import Interrupting, make_clip, save_model
 from PIL import Image
 from typer.testing import CliRunner
 
@@ -140,23 +140,6 @@ def test_odd_sides_keep_their_size(model, tmp_path):
     assert result.exit_code == 0, result.output
     assert "odd side" in result.output
     assert facts(tmp_path / "out" / "odd.mp4")["size"] == (65, 49)
-
-
-class Interrupting:
-    """A Deblurrer whose batches raise KeyboardInterrupt (Ctrl-C) after `calls` of them (small frames: a batch is
-    a whole segment)."""
-
-    def __init__(self, deblurrer, calls):
-        self.deblurrer, self.calls = deblurrer, calls
-
-    def __getattr__(self, name):
-        return getattr(self.deblurrer, name)
-
-    def many(self, images):
-        self.calls -= 1
-        if self.calls < 0:
-            raise KeyboardInterrupt
-        return self.deblurrer.many(images)
 
 
 def test_an_interrupted_clip_resumes_and_equals_an_uninterrupted_run(model, tmp_path):

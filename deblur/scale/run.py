@@ -89,12 +89,15 @@ def predict_at_scale(
     )
     central = {}
 
-    def identity() -> dict:  # the Deblurrer's, which a clip's work folder records; loaded only for clips
+    def identity() -> dict:
+        """What makes a clip's frames (the workers' `for_clips`), which its work folder records as plain predict's
+        does, so either command resumes the other's segments; loaded only for clips."""
         if "deblurrer" not in central:
-            central["deblurrer"], _ = open_deblurrer(
+            opened, _ = open_deblurrer(
                 model, precision=precision, tile=tile, overlap=overlap, ensemble=ensemble, strength=strength,
                 runtime=runtime, method=method, log=log,
             )  # fmt: skip
+            central["deblurrer"], central["note"] = opened.for_clips()
         return central["deblurrer"].identity()
 
     plan = plan_inputs(inputs, out, options, identity, log)
@@ -102,6 +105,8 @@ def predict_at_scale(
         raise NothingFoundError(f"no photos or clips in {', '.join(inputs)} (searched all its folders)")
     report = ScaleReport(skipped=plan.skipped, failed=list(plan.failed), workers=workers)
     log(f"{len(plan.tasks)} tasks for {engine} ({workers} workers), {len(plan.skipped)} outputs already there")
+    if plan.clips and central.get("note"):
+        log(central["note"])  # how clips go under this method, once for them all (plain predict says it per clip)
     segments: dict[str, str] = {}  # a finished segment's file; or the reason it failed, by file
     for row in run_on_ray(plan.tasks, settings, workers=workers, address=address, progress=progress):
         if row["kind"] == PHOTO:
