@@ -72,6 +72,8 @@ class Deblurrer:
     method: str = "network"
     # Which way the last image went, "network" or "kernel": auto's choice, for predict's per-photo line.
     last_way: str | None = field(default=None, init=False, compare=False, repr=False)
+    # Whether auto left the last image to the network as sharp somewhere, but not by much (`Choice.maybe_shaken`).
+    last_maybe_shaken: bool = field(default=False, init=False, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         # A compiled predict function: several times less memory than calling the model op by op, and faster.
@@ -190,11 +192,16 @@ class Deblurrer:
         check_ensemble(copies)
         strength = self.strength if strength is None else strength
         check_strength(strength)
+        self.last_maybe_shaken = False
         if self.method != "network":
             from deblur.shake.choose import choose  # scipy's FFTs, only when used
             from deblur.shake.restore import restore
 
-            restored = restore(image) if self.method == "kernel" else choose(image).deblurred
+            if self.method == "kernel":
+                restored = restore(image)
+            else:
+                choice = choose(image)
+                restored, self.last_maybe_shaken = choice.deblurred, choice.maybe_shaken
             if restored is not None:
                 self.last_way = "kernel"
                 if on_tiles:

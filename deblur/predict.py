@@ -56,6 +56,8 @@ class PredictReport:
     failed: list[tuple[Path, DeblurError]] = field(default_factory=list)  # the input, and why it failed
     clips: list[ClipReport] = field(default_factory=list)  # what each written clip took
     ways: dict[Path, str] = field(default_factory=dict)  # under --method auto: each written photo's way
+    # the photos auto left to the network as sharp somewhere, but not by much (`deblur.shake.choose.MAYBE_SHAKEN`)
+    maybe_shaken: list[Path] = field(default_factory=list)
     skipped: list[Path] = field(default_factory=list)  # outputs already there, whole (a finished earlier run's)
 
 
@@ -191,6 +193,8 @@ def predict_files(
                 report.written.append(predict_one(path, outputs[path], deblurrer, options, progress))
                 if deblurrer.last_choice:
                     report.ways[report.written[-1]] = deblurrer.last_choice
+                if deblurrer.last_maybe_shaken:
+                    report.maybe_shaken.append(path)
         except (ImageReadError, OutputExistsError) as err:
             report.failed.append((path, err))
         if progress:

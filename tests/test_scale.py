@@ -52,31 +52,35 @@ def test_a_folder_with_a_corrupt_photo_gives_plain_predicts_outputs_a_dead_lette
 
     _, blurry, _ = shaken(15, seed=4)  # auto, the default, sends it to the kernel path, the noise photos to the model
     Image.fromarray((blurry * 255).round().astype(np.uint8)).save(inputs / "shaken.png")
+    _, lightly, _ = shaken(6, seed=4)  # to the model, but named as a photo that may still be shaken all over
+    Image.fromarray((lightly * 255).round().astype(np.uint8)).save(inputs / "lightly.png")
 
     plain = predict(inputs, "--out", tmp_path / "plain", "--model", model)
-    scaled = predict(inputs, "--out", tmp_path / "scaled", "--model", model, "--engine", "ray", "--workers", 2)
+    args = ["predict", str(inputs), "--out", str(tmp_path / "scaled"), "--model", str(model), "--runtime", "tensorflow"]
+    scaled = CliRunner().invoke(app, [*args, "--engine", "ray", "--workers", "2"])  # not quiet: its hint too
 
     assert plain.exit_code == scaled.exit_code == 1, scaled.output
     written = sorted(p.relative_to(tmp_path / "plain") for p in (tmp_path / "plain").rglob("*.png"))
     assert written == sorted(p.relative_to(tmp_path / "scaled") for p in (tmp_path / "scaled").rglob("*.png"))
-    assert len(written) == 5
+    assert len(written) == 6
     for name in written:
         assert np.abs(pixels(tmp_path / "plain" / name) - pixels(tmp_path / "scaled" / name)).max() <= 1
     with open(tmp_path / "scaled" / FAILED_LIST) as listed:
         rows = list(csv.reader(listed))
     assert rows[0] == ["file", "reason"] and len(rows) == 2
     assert rows[1][0].endswith("broken.jpg") and "not a readable image" in rows[1][1]
-    assert "5 done, 0 skipped, 1 failed" in scaled.output
+    assert "6 done, 0 skipped, 1 failed" in scaled.output
     for result, out in ((plain, tmp_path / "plain"), (scaled, tmp_path / "scaled")):  # each photo's way, alike
         assert f"wrote {out / 'shaken.png'} (by the camera-shake kernel path)" in result.output, result.output
         assert f"wrote {out / 'photo1.png'} (by the network)" in result.output, result.output
+    assert "1 photo (lightly.png) went to the network" in scaled.stderr
 
     again = predict(inputs, "--out", tmp_path / "scaled", "--model", model, "--engine", "ray", "--workers", 2)
-    assert again.exit_code == 1 and "0 done, 5 skipped, 1 failed" in again.output
+    assert again.exit_code == 1 and "0 done, 6 skipped, 1 failed" in again.output
 
     (inputs / "broken.jpg").unlink()
     fixed = predict(inputs, "--out", tmp_path / "scaled", "--model", model, "--engine", "ray")
-    assert fixed.exit_code == 0 and "0 done, 5 skipped, 0 failed" in fixed.output
+    assert fixed.exit_code == 0 and "0 done, 6 skipped, 0 failed" in fixed.output
     assert not (tmp_path / "scaled" / FAILED_LIST).exists()  # nothing failed: no stale list
 
 

@@ -17,12 +17,12 @@ from deblur.cli.common import (
     user_message,
 )
 from deblur.config import InferencePrecision
-from deblur.console import progress_bar
+from deblur.console import Hint, progress_bar
 from deblur.errors import SettingError
 from deblur.imageio import DEFAULT_MAX_PIXELS, WriteFormat
 from deblur.runtime import DEFAULT_RUNTIME, RUNTIME_HELP, Runtime
 from deblur.scale import ENGINE_HELP, WORKER_CPUS, Engine
-from deblur.shake import DEFAULT_METHOD, METHOD_HELP, WAYS, Method
+from deblur.shake import DEFAULT_METHOD, METHOD_HELP, WAYS, Method, maybe_shaken_hint
 from deblur.strength import DEFAULT_STRENGTH, MAX_STRENGTH
 from deblur.tiling import DEFAULT_OVERLAP, DEFAULT_TILE, GRID
 from deblur.video.encode import DEFAULT_CRF, Codec, Encoding  # light: PyAV loads on use
@@ -173,6 +173,8 @@ def predict(
         )
         for location in scaled.written:
             typer.echo(wrote(location, scaled.ways.get(location)))
+        if scaled.maybe_shaken:
+            reporter(quiet)(Hint(maybe_shaken_hint([source.rsplit("/", 1)[-1] for source in scaled.maybe_shaken])))
         for _, reason in scaled.failed:
             typer.secho(f"failed: {reason}", fg=typer.colors.RED, err=True)
         if scaled.failed_list:
@@ -204,6 +206,8 @@ def predict(
         bars.close()
     for path in report.written:
         typer.echo(wrote(path, report.ways.get(path)))
+    if report.maybe_shaken:
+        reporter(quiet)(Hint(maybe_shaken_hint([path.name for path in report.maybe_shaken])))
     for clip in report.clips:
         resumed = f" ({clip.resumed_frames} done before)" if clip.resumed_frames else ""
         speed = f", {clip.frames_per_second:.2f} frames/s" if clip.frames > clip.resumed_frames else ""

@@ -41,6 +41,7 @@ class ScaleReport:
     workers: int = 0
     frames: int = 0  # of clips, this run
     ways: dict[str, str] = field(default_factory=dict)  # under --method auto: each written photo's way
+    maybe_shaken: list[str] = field(default_factory=list)  # inputs auto left to the network, sharp but not by much
 
     @property
     def summary(self) -> str:
@@ -114,6 +115,8 @@ def predict_at_scale(
                 report.written.append(row["target"])
                 if row["way"]:
                     report.ways[row["target"]] = row["way"]
+                if row["maybe_shaken"]:
+                    report.maybe_shaken.append(row["source"])
             elif row["status"] == SKIPPED:
                 report.skipped.append(row["target"])
             else:

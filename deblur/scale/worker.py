@@ -46,7 +46,8 @@ class WorkerSettings:
 
 class DeblurWorker:
     """Called by the engine with one task as a row (a dict); returns the row with `status`, `reason`, `frames`
-    (a segment's), `seconds` and `way` (under --method auto, the way a photo went; else "")."""
+    (a segment's), `seconds`, `way` (under --method auto, the way a photo went; else "") and `maybe_shaken` (a
+    photo auto left to the network that may still be shaken all over: `deblur.shake.choose.MAYBE_SHAKEN`)."""
 
     def __init__(self, settings: WorkerSettings) -> None:
         self.settings = settings
@@ -69,22 +70,22 @@ class DeblurWorker:
     def __call__(self, row: dict) -> dict:
         task = Task(**{name: row[name] for name in Task.__dataclass_fields__})
         started = time.perf_counter()
-        frames, way = 0, ""
+        done = {"status": OK, "reason": "", "frames": 0, "seconds": 0.0}
         if not self.settings.options.overwrite and storage.exists(task.target):
             # done by an earlier attempt at this task's block (the engine runs a dead worker's block again)
-            return {**row, "status": SKIPPED, "reason": "", "frames": 0, "seconds": 0.0, "way": ""}
+            return {**row, **done, "status": SKIPPED}
         try:
             if task.kind == PHOTO:
-                way = self.photo(task)
+                done["way"] = self.photo(task)
+                done["maybe_shaken"] = self.deblurrer.last_maybe_shaken
             else:
-                frames = self.segment(task)
+                done["frames"] = self.segment(task)
         except DeblurError as err:
-            return {**row, "status": FAILED, "reason": str(err), "frames": 0, "seconds": 0.0, "way": ""}
+            return {**row, **done, "status": FAILED, "reason": str(err)}
         except Exception as err:  # anything else is reported with its file too, and the job goes on
             reason = f"{task.source}: {type(err).__name__}: {str(err)[:300]}"
-            return {**row, "status": FAILED, "reason": reason, "frames": 0, "seconds": 0.0, "way": ""}
-        seconds = time.perf_counter() - started
-        return {**row, "status": OK, "reason": "", "frames": frames, "seconds": seconds, "way": way}
+            return {**row, **done, "status": FAILED, "reason": reason}
+        return {**row, **done, "seconds": time.perf_counter() - started}
 
     def photo(self, task: Task) -> str:
         """Deblur one photo task; under --method auto, the way it went (else "")."""

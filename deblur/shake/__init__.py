@@ -27,6 +27,17 @@ METHODS: tuple[str, ...] = get_args(Method)
 WAYS = {"network": "by the network", "kernel": "by the camera-shake kernel path"}
 
 
+def maybe_shaken_hint(names: list[str], shown: int = 3) -> str:
+    """What predict says, once, of the photos `auto` left to the network as sharp somewhere but not by much
+    (`deblur.shake.choose.MAYBE_SHAKEN`): most such real shaken photos deblur far better by the kernel path."""
+    listed = ", ".join(names[:shown]) + (f" and {len(names) - shown} more" if len(names) > shown else "")
+    photos = "1 photo" if len(names) == 1 else f"{len(names)} photos"
+    return (
+        f"{photos} ({listed}) went to the network because part of each looks a little sharp; if one was shaken all "
+        "over (hand-held, nothing moving in it), --method kernel may deblur it far more"
+    )
+
+
 def check_method(method: str) -> None:
     if method not in METHODS:
         raise SettingError(f"method must be one of {', '.join(METHODS)}: {method!r}", settings=("method",))

@@ -28,6 +28,12 @@ SHARPNESS_SIDE = 512  # px, the long side sharpness is measured at (the limit wa
 # estimate at 512 px; at 384 (EstimateSettings) it sends 4 of Lai's 100 to the network instead of about 19, and
 # `auto` measures +3.49 / +0.85 / +4.67 / -0.11.
 TRUSTED_EXTENT = 0.8
+# Below it, a photo `auto` leaves to the network because part of it is sharp may still be shaken all over, and the
+# user is told that --method kernel may do more: of Lai's 100 real shaken photos, the 43 from SHARPNESS_LIMIT to
+# here are 36 the kernel path deblurs clearly better by eye and 7 where neither way is clearly better
+# (benchmarks/lai_real_labels.csv); sharp photos measure at least 2.36 (the model card's table). GOPRO's moving
+# scenes are in it too (9 of the 11 pairs), hence "may".
+MAYBE_SHAKEN = 2.3
 TILE = 48  # px at SHARPNESS_SIDE, overlapping by half
 FLAT = 0.04  # tiles with less contrast (standard deviation) say nothing about sharpness
 
@@ -37,6 +43,11 @@ class Choice:
     sharpness: float
     estimate: Estimate | None  # None when the photo was not blurred all over (no estimate was made)
     deblurred: np.ndarray | None  # the kernel path's result, or None: the network's turn
+
+    @property
+    def maybe_shaken(self) -> bool:
+        """Left to the network as sharp somewhere, but not by much: the kernel path may still do more."""
+        return self.estimate is None and self.sharpness < MAYBE_SHAKEN
 
 
 def sharpness(image: np.ndarray, side: int = SHARPNESS_SIDE) -> float:
