@@ -70,7 +70,7 @@ class DeblurWorker:
     def __call__(self, row: dict) -> dict:
         task = Task(**{name: row[name] for name in Task.__dataclass_fields__})
         started = time.perf_counter()
-        done = {"status": OK, "reason": "", "frames": 0, "seconds": 0.0}
+        done = {"status": OK, "reason": "", "frames": 0, "seconds": 0.0, "way": "", "maybe_shaken": False}
         if not self.settings.options.overwrite and storage.exists(task.target):
             # done by an earlier attempt at this task's block (the engine runs a dead worker's block again)
             return {**row, **done, "status": SKIPPED}
