@@ -293,5 +293,5 @@ def test_predict_by_default_chooses_and_says_which_way_each_photo_went(tmp_path)
     assert f"wrote {tmp_path / 'out' / 'shaken.png'} (by the camera-shake kernel path)" in result.stdout
     assert f"wrote {tmp_path / 'out' / 'lightly.png'} (by the network)" in result.stdout
     # the one photo that may still be shaken all over is named once, on stderr, with the way to try
-    assert "1 photo (lightly.png) went to the network" in result.stderr and "--method kernel" in result.stderr
-    assert "sharp.png" not in result.stderr and "shaken.png" not in result.stderr
+    (hint,) = [line for line in result.stderr.splitlines() if "went to the network" in line]
+    assert hint.startswith("1 photo (lightly.png) went to the network") and "--method kernel" in hint
