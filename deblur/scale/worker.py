@@ -76,7 +76,8 @@ class DeblurWorker:
             return {**row, **done, "status": SKIPPED}
         try:
             if task.kind == PHOTO:
-                done["way"] = self.photo(task)
+                self.photo(task)
+                done["way"] = self.deblurrer.last_choice or ""
                 done["maybe_shaken"] = self.deblurrer.last_maybe_shaken
             else:
                 done["frames"] = self.segment(task)
@@ -87,8 +88,7 @@ class DeblurWorker:
             return {**row, **done, "status": FAILED, "reason": reason}
         return {**row, **done, "seconds": time.perf_counter() - started}
 
-    def photo(self, task: Task) -> str:
-        """Deblur one photo task; under --method auto, the way it went (else "")."""
+    def photo(self, task: Task) -> None:
         options = self.settings.options
         photo = decode_photo(io.BytesIO(storage.read_bytes(task.source)), task.source, max_pixels=options.max_pixels)
         height, width = photo.rgb.shape[:2]
@@ -101,7 +101,6 @@ class DeblurWorker:
             target = f"{stem}_side_by_side{dot}{suffix}{mark}{query}"
             storage.write_bytes(target, encode_photo(pair, photo, options.fmt))
         storage.write_bytes(task.target, encode_photo(restored, photo, options.fmt))
-        return self.deblurrer.last_choice or ""
 
     def segment(self, task: Task) -> int:
         clip, times = self.clip(task.source)
