@@ -137,6 +137,14 @@ class Deblurrer:
             "method": self.method,
         }
 
+    def check_call_method(self, method: str) -> None:
+        """A method a call may ask for: any, or only kernel when no model was loaded (SettingError)."""
+        check_method(method)
+        if method != "kernel" and self.model is None:
+            raise SettingError(
+                f"method {method} needs the model, and this runs without one (method kernel)", settings=("method",)
+            )
+
     @property
     def last_choice(self) -> str | None:
         """Under auto, the way the last image went ("network" or "kernel"), as predict and Ray report it; None
@@ -182,9 +190,10 @@ class Deblurrer:
         *,
         ensemble: int | None = None,
         strength: float | None = None,
+        method: str | None = None,
     ) -> np.ndarray:
-        """Deblur one image; `ensemble` and `strength` override this Deblurrer's for this call (the server's
-        per-request options)."""
+        """Deblur one image; `ensemble`, `strength` and `method` override this Deblurrer's for this call (the
+        server's per-request options)."""
         image = np.asarray(image, dtype=np.float32)
         height, width = image.shape[:2]
         check_min_side(width, height, "the image")
@@ -192,12 +201,14 @@ class Deblurrer:
         check_ensemble(copies)
         strength = self.strength if strength is None else strength
         check_strength(strength)
+        method = self.method if method is None else method
+        self.check_call_method(method)
         self.last_maybe_shaken = False
-        if self.method != "network":
+        if method != "network":
             from deblur.shake.choose import choose  # scipy's FFTs, only when used
             from deblur.shake.restore import restore
 
-            if self.method == "kernel":
+            if method == "kernel":
                 restored = restore(image)
             else:
                 choice = choose(image)

@@ -107,6 +107,18 @@ def test_ensemble_must_be_a_power_of_two_up_to_8(identity_model, tmp_path):
     assert result.exit_code != 0 and "--ensemble" in result.output and not (tmp_path / "out").exists()
 
 
+def test_a_call_may_ask_for_another_method_but_not_the_model_when_none_was_loaded(identity_model):
+    image = noise((48, 48, 3)).astype(np.float32) / 255
+    network = load_deblurrer(identity_model)  # method network: the identity model gives the image back
+    assert np.array_equal(network(image), image) and network.last_way == "network"
+    assert not np.array_equal(network(image, method="kernel"), image) and network.last_way == "kernel"
+    with pytest.raises(SettingError, match="method must be one of network, kernel, auto"):
+        network(image, method="blind")
+    kernel_only = load_deblurrer(identity_model, method="kernel")  # no model loaded
+    with pytest.raises(SettingError, match="method network needs the model, and this runs without one"):
+        kernel_only(image, method="network")
+
+
 @pytest.mark.parametrize("height, width, tile, overlap", [(200, 180, 100, 40), (203, 181, 96, 32), (150, 130, 64, 24)])
 def test_tiles_sit_on_the_downsampling_grid(random_model, height, width, tile, overlap):
     # A tile starting off the 4-pixel grid sees other stride-2 samples than the whole image and disagrees.

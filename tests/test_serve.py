@@ -105,6 +105,45 @@ def test_a_shaken_photo_goes_by_the_kernel_path_and_the_answer_says_so(client, m
     assert_same_image(Image.open(io.BytesIO(response.content)), expected)
 
 
+def test_a_photo_may_ask_for_a_method_and_the_answer_names_one_that_may_be_shaken(client, model, tmp_path):
+    from test_shake import shaken
+
+    as_png = lambda image: png_bytes(Image.fromarray((image * 255).round().astype(np.uint8)))  # noqa: E731
+    sharp_photo, lightly, _ = shaken(6, seed=4)  # lightly: blurred all over, but sharp enough in part for auto
+    data = as_png(lightly)
+    response = post(client, data, name="lightly.png")
+    assert response.status_code == 200
+    assert response.headers["x-deblur-way"] == "network" and response.headers["x-deblur-maybe-shaken"] == "true"
+    sharp = post(client, as_png(sharp_photo))
+    assert sharp.headers["x-deblur-maybe-shaken"] == "false"  # a sharp photo is not named
+    for ask in ("query", "field"):  # what the page's button sends: the same photo by the kernel path
+        if ask == "query":
+            kernel = post(client, data, name="lightly.png", method="kernel")
+        else:
+            files = {"image": ("lightly.png", data, "application/octet-stream")}
+            kernel = client.post("/v1/deblur", files=files, data={"method": "kernel"})
+        assert kernel.status_code == 200, kernel.text
+        assert kernel.headers["x-deblur-way"] == "kernel" and kernel.headers["x-deblur-maybe-shaken"] == "false"
+        assert kernel.content != response.content
+    network = post(client, data, name="lightly.png", method="network")
+    assert network.headers["x-deblur-way"] == "network" and network.headers["x-deblur-maybe-shaken"] == "false"
+    wrong = post(client, data, method="blind")
+    assert wrong.status_code == 422 and "method" in wrong.text
+
+
+def test_a_server_without_the_model_refuses_a_method_that_needs_it(model):
+    deblurrer = load_deblurrer(model, precision="float32", method="kernel")
+    service = DeblurService(deblurrer, model_info(model, "a test model", "float32", method="kernel"), LIMITS)
+    with TestClient(create_app(service)) as kernel_only:
+        data = png_bytes(photo())
+        for method in ("network", "auto"):
+            refused = post(kernel_only, data, method=method)
+            assert refused.status_code == 422, refused.text
+            detail = f"method {method} needs the model, and this runs without one (method kernel)"
+            assert refused.json()["detail"] == detail
+        assert post(kernel_only, data, method="kernel").headers["x-deblur-way"] == "kernel"
+
+
 @pytest.mark.parametrize(
     "name, make",
     [
@@ -272,6 +311,8 @@ def test_cross_origin_requests_are_refused_unless_allowed(client, model):
         response = allowed.post("/v1/deblur", content=data, headers={"origin": "http://elsewhere.example"})
         assert response.status_code == 200
         assert response.headers["access-control-allow-origin"] == "http://elsewhere.example"
+        exposed = response.headers["access-control-expose-headers"].lower()
+        assert all(name.lower() in exposed for name in ("X-Deblur-Way", "X-Deblur-Maybe-Shaken"))  # a script reads them
 
 
 def test_the_page_and_its_assets_need_no_internet(client):

@@ -159,6 +159,40 @@ def test_page_deblurs_a_dropped_and_a_picked_photo(tmp_path):
 
 
 @pytest.mark.slow
+def test_page_offers_the_kernel_path_for_a_photo_auto_may_have_misjudged(tmp_path):
+    """A photo auto leaves to the network but names as maybe shaken: the page says so, and its button sends the
+    same photo again by the camera-shake kernel path, as a second card beside the first."""
+    from playwright.sync_api import sync_playwright
+    from test_shake import shaken
+
+    _, lightly, _ = shaken(6, seed=4)  # blurred all over, but sharp enough in part for auto to leave to the model
+    path = tmp_path / "lightly.png"
+    Image.fromarray((lightly * 255).round().astype(np.uint8)).save(path)
+    flags = FLAGS + (["--no-sandbox"] if os.geteuid() == 0 else [])
+    with running_server() as server, sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=chromium(playwright), args=flags, headless=True)
+        page = browser.new_page(viewport={"width": 900, "height": 900})
+        errors = []
+        page.on("pageerror", lambda error: errors.append(str(error)))
+        page.goto(server.url + "/")
+        page.set_input_files("#files", str(path))
+        page.wait_for_function("document.querySelectorAll('.photo[data-state=done]').length === 1", timeout=120_000)
+        first = page.locator(".photo", has_not_text="(camera-shake kernel path)")  # new cards go on top
+        assert first.locator(".timing").inner_text().startswith("deblurred by the network in ")
+        assert first.locator(".shake-hint").is_visible()
+        first.locator(".try-kernel").click()
+        page.wait_for_function("document.querySelectorAll('.photo[data-state=done]').length === 2", timeout=120_000)
+        second = page.locator(".photo", has_text="(camera-shake kernel path)")
+        assert second.locator(".timing").inner_text().startswith("deblurred by the camera-shake kernel path in ")
+        assert not second.locator(".shake-hint").is_visible()
+        assert first.locator(".try-kernel").is_disabled()  # asked once
+        if os.environ.get("DEBLUR_SCREENSHOTS"):
+            Path(os.environ["DEBLUR_SCREENSHOTS"], "serve-hint.png").write_bytes(page.screenshot(full_page=True))
+        assert errors == []
+        browser.close()
+
+
+@pytest.mark.slow
 def test_page_deblurs_a_clip_as_a_job(tmp_path):
     """A clip dropped on the page: uploaded as a job, followed to the end, shown beside the input, downloaded."""
     import av

@@ -18,7 +18,7 @@ from fastapi_offline import FastAPIOffline
 from deblur import __version__
 from deblur.serve.job_routes import router as job_router
 from deblur.serve.jobs import VideoJobs
-from deblur.serve.routes import router
+from deblur.serve.routes import ANSWER_HEADERS, router
 from deblur.serve.service import DeblurService
 
 STATIC = Path(str(resources.files("deblur.serve") / "static"))
@@ -58,7 +58,12 @@ def create_app(service: DeblurService, *, cors_origins: tuple[str, ...] = (), jo
         return FileResponse(STATIC / "index.html")
 
     if cors_origins:
-        app.add_middleware(CORSMiddleware, allow_origins=list(cors_origins), allow_methods=["GET", "POST"])
+        app.add_middleware(
+            CORSMiddleware,
+            allow_origins=list(cors_origins),
+            allow_methods=["GET", "POST"],
+            expose_headers=list(ANSWER_HEADERS),  # else another origin's script cannot read them
+        )
     app.add_middleware(SameOrigin, allowed=cors_origins)
     app.add_middleware(
         BodyLimit, max_bytes=service.limits.max_bytes, paths={"/v1/jobs": service.limits.max_video_bytes}

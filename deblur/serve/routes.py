@@ -10,10 +10,12 @@ from typing import Annotated, Any, Literal, get_args
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import JSONResponse, Response
 
+from deblur.errors import SettingError
 from deblur.files import safe_file_name
 from deblur.imageio import ImageReadError, NotAnImageError
 from deblur.serve.service import DeblurService
 from deblur.serve.work import Busy, ClientGone
+from deblur.shake import METHODS, Method
 from deblur.strength import DEFAULT_STRENGTH, MAX_STRENGTH
 
 log = logging.getLogger("deblur.serve")
@@ -46,7 +48,9 @@ ERRORS = {
 
 Ensemble = Literal["1", "2", "4", "8"]
 Format = Literal["png", "jpg", "webp"]
-OPTIONS = ("ensemble", "format", "strength")  # as query parameters or as multipart fields beside the photo
+# What the answer to /v1/deblur says beside the image (`deblur.serve.app` lets allowed origins read them).
+ANSWER_HEADERS = ("X-Deblur-Seconds", "X-Deblur-Way", "X-Deblur-Maybe-Shaken")
+OPTIONS = ("ensemble", "format", "strength", "method")  # as query parameters or as multipart fields beside the photo
 
 
 def unknown_names(given, known: tuple[str, ...], kind: str) -> str | None:
@@ -76,6 +80,10 @@ def form_options(fields: dict[str, str]) -> dict[str, Any]:
         if not 0 <= strength <= 100 * MAX_STRENGTH:
             raise ValueError(f"strength must be a number from 0 to {100 * MAX_STRENGTH:g}; got {fields['strength']!r}")
         options["strength"] = strength
+    if "method" in fields:
+        if fields["method"] not in METHODS:
+            raise ValueError(f"method must be one of {', '.join(METHODS)}; got {fields['method']!r}")
+        options["method"] = fields["method"]
     return options
 
 
@@ -110,6 +118,13 @@ async def deblur(
             "pushes further (blurry + strength/100 * (deblurred - blurry)).",
         ),
     ] = 100 * DEFAULT_STRENGTH,
+    method: Annotated[
+        Method | None,
+        Query(
+            description="How to deblur, as `predict --method`: auto (a choice per photo), network or kernel (the "
+            "camera-shake kernel path). Without it, the server's `--method`."
+        ),
+    ] = None,
 ) -> Response:
     """A photo in (a multipart field `image`, or the image itself as the body), the deblurred photo out, as
     `deblur predict` writes it: EXIF orientation applied, grayscale, alpha and 16-bit PNG kept. The options may
@@ -134,6 +149,12 @@ async def deblur(
     except ValueError as err:
         return error(422, str(err))
     ensemble, fmt, strength = chosen.get("ensemble", ensemble), chosen.get("fmt", fmt), chosen.get("strength", strength)
+    method = chosen.get("method", method)
+    try:
+        if method is not None:
+            service.deblurrer.check_call_method(method)
+    except SettingError as err:
+        return error(422, str(err))
     try:
         service.check(data, name)
     except NotAnImageError as err:
@@ -144,7 +165,7 @@ async def deblur(
         service.queue.admit()
     except Busy as err:
         return busy(err)
-    job = partial(service.deblur, data, name, ensemble=int(ensemble), strength=strength / 100, fmt=fmt)
+    job = partial(service.deblur, data, name, ensemble=int(ensemble), strength=strength / 100, fmt=fmt, method=method)
     try:
         result = await service.queue.run(job, request.is_disconnected)
     except Busy as err:
@@ -161,6 +182,8 @@ async def deblur(
         "Content-Disposition": f'inline; filename="{safe_file_name(stem)}-deblurred.{fmt}"',
         "X-Deblur-Seconds": f"{result.seconds:.3f}",
         "X-Deblur-Way": result.way,
+        # auto left it to the network as sharp somewhere, but not by much: method=kernel may deblur it far more
+        "X-Deblur-Maybe-Shaken": "true" if result.maybe_shaken else "false",
     }
     return Response(result.body, media_type=result.media_type, headers=headers)
 

@@ -30,6 +30,9 @@ class Deblurred:
     width: int
     height: int
     way: str  # network or kernel: which way the photo went (under --method auto, a choice per photo)
+    # auto left it to the network as sharp somewhere, but not by much: the kernel path may do more
+    # (`deblur.shake.choose.MAYBE_SHAKEN`)
+    maybe_shaken: bool = False
 
 
 class DeblurService:
@@ -50,18 +53,27 @@ class DeblurService:
         return width, height
 
     def deblur(
-        self, data: bytes, name: str, *, ensemble: int = 1, strength: float = DEFAULT_STRENGTH, fmt: str = "png"
+        self,
+        data: bytes,
+        name: str,
+        *,
+        ensemble: int = 1,
+        strength: float = DEFAULT_STRENGTH,
+        fmt: str = "png",
+        method: str | None = None,
     ) -> Deblurred:
-        """Decode, deblur and encode one photo (on the worker thread; the CPU-heavy part of a request)."""
+        """Decode, deblur and encode one photo (on the worker thread; the CPU-heavy part of a request); `method`
+        None is the server's."""
         started = time.perf_counter()
         photo = decode_photo(io.BytesIO(data), name, max_pixels=self.limits.max_pixels)
-        restored = self.deblurrer(photo.rgb, ensemble=ensemble, strength=strength)
-        way = self.deblurrer.last_way or "network"  # read at once: the queue runs one photo at a time
+        restored = self.deblurrer(photo.rgb, ensemble=ensemble, strength=strength, method=method)
+        # read at once: the queue runs one photo at a time
+        way, maybe_shaken = self.deblurrer.last_way or "network", self.deblurrer.last_maybe_shaken
         body = encode_photo(restored, photo, fmt)
         height, width = photo.rgb.shape[:2]
         seconds = time.perf_counter() - started
         self.seconds_per_megapixel = seconds / (width * height / 1e6) / ensemble
-        return Deblurred(body, MEDIA_TYPES[fmt], seconds, width, height, way)
+        return Deblurred(body, MEDIA_TYPES[fmt], seconds, width, height, way, maybe_shaken)
 
     def warm_up(self) -> None:
         """Trace the model's graph before the first request, and time it once for the page's estimates."""

@@ -39,13 +39,16 @@ const VIDEO_SUFFIX = /\.(mp4|m4v|mov|mkv|webm|avi|mpe?g|ts|mts|m2ts|wmv|flv|3gp|
 const isVideo = (file) => file.type.startsWith("video/") || VIDEO_SUFFIX.test(file.name);
 
 function addPhotos(files) {
-  for (const file of files) {
-    const card = $("#photo-template").content.firstElementChild.cloneNode(true);
-    $(".name", card).textContent = file.name;
-    $("#photos").prepend(card);
-    queue.push({ file, card, ensemble: $("#ensemble").value, format: $("#format").value, video: isVideo(file) });
-  }
+  for (const file of files) addPhoto(file, { ensemble: $("#ensemble").value, format: $("#format").value });
   next();
+}
+
+// One card in the line; `method` (as `predict --method`) only when asked for, else the server's.
+function addPhoto(file, { ensemble, format, method = null, label = "" }) {
+  const card = $("#photo-template").content.firstElementChild.cloneNode(true);
+  $(".name", card).textContent = file.name + label;
+  $("#photos").prepend(card);
+  queue.push({ file, card, ensemble, format, method, video: isVideo(file) });
 }
 
 async function next() {
@@ -106,14 +109,25 @@ async function deblur(item) {
     response.getResponseHeader("X-Deblur-Seconds"),
     response.getResponseHeader("X-Deblur-Way"),
   );
+  // auto left it to the network as sharp in part, but not by much: offer the kernel path, as predict's hint does.
+  if (response.getResponseHeader("X-Deblur-Maybe-Shaken") === "true") {
+    const hint = $(".shake-hint", card);
+    hint.hidden = false;
+    $(".try-kernel", hint).onclick = (event) => {
+      event.target.disabled = true;
+      addPhoto(file, { ensemble, format, method: "kernel", label: " (camera-shake kernel path)" });
+      next();
+    };
+  }
 }
 
-function send({ file, card, ensemble, format }, estimate) {
+function send({ file, card, ensemble, format, method }, estimate) {
   return new Promise((resolve) => {
     const request = new XMLHttpRequest();
     const form = new FormData();
     form.append("image", file, file.name);
-    request.open("POST", `/v1/deblur?ensemble=${ensemble}&format=${format}`);
+    const how = method ? `&method=${method}` : "";
+    request.open("POST", `/v1/deblur?ensemble=${ensemble}&format=${format}${how}`);
     request.responseType = "blob";
     let timer = null;
     request.upload.onprogress = (event) => {
