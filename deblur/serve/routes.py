@@ -150,11 +150,11 @@ async def deblur(
         return error(422, str(err))
     ensemble, fmt, strength = chosen.get("ensemble", ensemble), chosen.get("fmt", fmt), chosen.get("strength", strength)
     method = chosen.get("method", method)
-    try:
-        if method is not None:
-            service.deblurrer.check_call_method(method)
-    except SettingError as err:
-        return error(422, str(err))
+    if method is not None:
+        try:
+            service.deblurrer.check_call_method(method)  # a server started with --method kernel has no model
+        except SettingError as err:
+            return error(422, str(err))
     try:
         service.check(data, name)
     except NotAnImageError as err:
