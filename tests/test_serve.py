@@ -129,6 +129,9 @@ def test_a_photo_may_ask_for_a_method_and_the_answer_names_one_that_may_be_shake
     assert network.headers["x-deblur-way"] == "network" and network.headers["x-deblur-maybe-shaken"] == "false"
     wrong = post(client, data, method="blind")
     assert wrong.status_code == 422 and "method" in wrong.text
+    files = {"image": ("lightly.png", data, "application/octet-stream")}
+    wrong_field = client.post("/v1/deblur", files=files, data={"method": "blind"})
+    assert wrong_field.status_code == 422 and "method must be one of network, kernel, auto" in wrong_field.text
 
 
 def test_a_server_without_the_model_refuses_a_method_that_needs_it(model):
