@@ -18,11 +18,23 @@ timed() { local started=$SECONDS; "$@"; echo "  ($((SECONDS - started)) s)" >&3;
 
 echo "base image:"
 timed tests/container/make_base.sh deblur-base:bookworm
+# vfs keeps a whole copy of the file tree per layer and container: a build from scratch took 13 GB of disk at its
+# peak (measured 2026-11-26), on top of the image it replaces. So the old image goes first, and a disk with too
+# little room fails here, saying so, not minutes later inside buildah with "no space left on device".
+"${podman[@]}" rmi -f "$image" > /dev/null 2>&1 || true
+buildah "${storage[@]}" rmi --prune > /dev/null 2>&1 || true
+graph_root=$("${podman[@]}" info --format '{{.Store.GraphRoot}}')
+mkdir -p "$graph_root"
+free_gb=$(df -BG --output=avail "$graph_root" | tail -1 | tr -dc 0-9)
+needed_gb=${DEBLUR_IMAGE_DISK_GB:-15}
+echo "disk: $free_gb GB free under $graph_root (the build needs about $needed_gb)"
+[ "$free_gb" -ge "$needed_gb" ] || fail "only $free_gb GB free under $graph_root; building the image needs about" \
+    "$needed_gb GB (vfs storage); free some, or set DEBLUR_IMAGE_DISK_GB if you know better"
 echo "image: buildah bud with the defaults but BASE_IMAGE"
 build() { buildah bud --isolation chroot "${storage[@]}" --build-arg BASE_IMAGE=deblur-base:bookworm -t "$image" \
     -f Dockerfile . > /tmp/deblur-image-build.log 2>&1 || { tail -30 /tmp/deblur-image-build.log; fail "build"; }; }
 timed build
-# The image this replaced is left untagged: remove it (and any build stage), so runs do not fill the disk.
+# The build stage is left untagged: remove it, so runs do not fill the disk.
 buildah "${storage[@]}" rmi --prune > /dev/null 2>&1 || true
 "${podman[@]}" image inspect "$image" --format 'size: {{.Size}} bytes' 
 
