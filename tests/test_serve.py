@@ -316,6 +316,11 @@ def test_cross_origin_requests_are_refused_unless_allowed(client, model):
         assert response.headers["access-control-allow-origin"] == "http://elsewhere.example"
         exposed = response.headers["access-control-expose-headers"].lower()
         assert all(name.lower() in exposed for name in ("X-Deblur-Way", "X-Deblur-Maybe-Shaken"))  # a script reads them
+        preflight = allowed.options(
+            "/v1/jobs/any",
+            headers={"origin": "http://elsewhere.example", "access-control-request-method": "DELETE"},
+        )
+        assert preflight.status_code == 200 and "DELETE" in preflight.headers["access-control-allow-methods"]
 
 
 def test_the_page_and_its_assets_need_no_internet(client):

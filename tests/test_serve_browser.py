@@ -186,6 +186,8 @@ def test_page_offers_the_kernel_path_for_a_photo_auto_may_have_misjudged(tmp_pat
         assert second.locator(".timing").inner_text().startswith("deblurred by the camera-shake kernel path in ")
         assert not second.locator(".shake-hint").is_visible()
         assert first.locator(".try-kernel").is_disabled()  # asked once
+        names = [card.locator(".download").get_attribute("download") for card in (first, second)]
+        assert names == ["lightly-deblurred.png", "lightly-deblurred-kernel.png"], names
         if os.environ.get("DEBLUR_SCREENSHOTS"):
             Path(os.environ["DEBLUR_SCREENSHOTS"], "serve-hint.png").write_bytes(page.screenshot(full_page=True))
         assert errors == []

@@ -61,7 +61,7 @@ def create_app(service: DeblurService, *, cors_origins: tuple[str, ...] = (), jo
         app.add_middleware(
             CORSMiddleware,
             allow_origins=list(cors_origins),
-            allow_methods=["GET", "POST"],
+            allow_methods=["GET", "POST", "DELETE"],  # DELETE: cancelling a video job
             expose_headers=list(ANSWER_HEADERS),  # else another origin's script cannot read them
         )
     app.add_middleware(SameOrigin, allowed=cors_origins)

@@ -100,7 +100,9 @@ async function deblur(item) {
     return;
   }
   const result = URL.createObjectURL(response.response);
-  const name = downloadName(response.getResponseHeader("Content-Disposition"), file.name, format);
+  const served = downloadName(response.getResponseHeader("Content-Disposition"), file.name, format);
+  // A card that asked for a way (the kernel path's second card) must not save over the first card's download.
+  const name = item.method ? served.replace(/(\.[^.]*)?$/, (suffix) => `-${item.method}${suffix}`) : served;
   showResult(
     card,
     URL.createObjectURL(file),
