@@ -20,7 +20,8 @@ echo "base image:"
 timed tests/container/make_base.sh deblur-base:bookworm
 # vfs keeps a whole copy of the file tree per layer and container: a build from scratch took 13 GB of disk at its
 # peak (measured 2026-11-26), on top of the image it replaces. So the old image goes first, and a disk with too
-# little room fails here, saying so, not minutes later inside buildah with "no space left on device".
+# little room fails here, saying so, not minutes later inside buildah with "no space left on device". (The tag is
+# this test's own, deblur:ci unless DEBLUR_IMAGE names another: a successful build would replace it anyway.)
 "${podman[@]}" rmi -f "$image" > /dev/null 2>&1 || true
 buildah "${storage[@]}" rmi --prune > /dev/null 2>&1 || true
 graph_root=$("${podman[@]}" info --format '{{.Store.GraphRoot}}')
