@@ -15,7 +15,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from deblur.shake.fourier import wrap_edges
+from deblur.shake.fourier import centre_of_mass, wrap_edges
 from deblur.shake.split import Shrink, growing, split
 
 FIDELITY = 2000.0  # against the gradient prior: higher keeps more detail and more noise
@@ -31,16 +31,25 @@ TABLE_STEPS = 6001
 def deconvolve(
     blurry: np.ndarray, kernel: np.ndarray, fidelity: float = FIDELITY, exponent: float = EXPONENT
 ) -> np.ndarray:
-    """The deblurred HWC RGB photo in [0, 1], each channel on its own."""
+    """The deblurred HWC RGB photo in [0, 1], each channel on its own, registered with the blurry photo.
+
+    The kernel's centre of mass is held in place (`fourier.otf`), not its centre pixel: a blurred edge's mass sits
+    at the kernel's centre of mass from where the sharp edge was, so the result's edges fall in the middle of the
+    blurry photo's smears, wherever the kernel's array puts its centre. Centred by the kernel's extent instead,
+    results moved by up to 8 px (Lai's recorded kernels, stored by extent) and a sharp photo came back shifted:
+    a result laid over the photo, blended with it (`--strength`) or given to the kernel-aware network with it
+    must sit where the photo does.
+    """
     if not 0 < exponent <= 1:
         raise ValueError(f"the gradient prior's exponent must be in (0, 1], not {exponent}")
     height, width = blurry.shape[:2]
     shrink = _soft if exponent == 1 else _hyper(exponent)
     betas = list(growing(*BETAS))  # every channel walks the same weights
+    origin = centre_of_mass(kernel)
 
     def channel(c: int) -> np.ndarray:
         observed = wrap_edges(np.asarray(blurry[:, :, c], np.float32), kernel.shape[0])
-        return split(observed, kernel, shrink, betas, fidelity)[:height, :width]
+        return split(observed, kernel, shrink, betas, fidelity, origin)[:height, :width]
 
     with ThreadPoolExecutor(max(1, min(THREADS, blurry.shape[2]))) as pool:
         channels = list(pool.map(channel, range(blurry.shape[2])))

@@ -19,12 +19,27 @@ def image_of(spectrum_: np.ndarray, shape: tuple[int, int]) -> np.ndarray:
     return fft.irfft2(spectrum_, s=shape, workers=THREADS).astype(np.float32)
 
 
-def otf(kernel: np.ndarray, shape: tuple[int, int]) -> np.ndarray:
-    """The kernel's transfer function on `shape`, its centre pixel at the origin (so no shift is added)."""
+def otf(kernel: np.ndarray, shape: tuple[int, int], origin: tuple[float, float] | None = None) -> np.ndarray:
+    """The kernel's transfer function on `shape`, with the kernel's point `origin` (row, column; by default its
+    centre pixel) at the origin, so that convolving by it moves nothing there. A point between pixels is placed
+    exactly, by a phase ramp: shifting the kernel itself by a fraction of a pixel would blur it."""
     padded = np.zeros(shape, np.float32)
     kh, kw = kernel.shape
     padded[:kh, :kw] = kernel
-    return spectrum(np.roll(padded, (-(kh // 2), -(kw // 2)), axis=(0, 1)))
+    transfer = spectrum(np.roll(padded, (-(kh // 2), -(kw // 2)), axis=(0, 1)))
+    if origin is None:
+        return transfer
+    dy, dx = origin[0] - kh // 2, origin[1] - kw // 2
+    rows = np.fft.fftfreq(shape[0])[:, None]
+    columns = np.fft.rfftfreq(shape[1])[None, :]
+    return transfer * np.exp(2j * np.pi * (rows * dy + columns * dx)).astype(np.complex64)
+
+
+def centre_of_mass(kernel: np.ndarray) -> tuple[float, float]:
+    """(row, column) of the kernel's centre of mass: where a photo blurred by it sits, on average."""
+    total = float(kernel.sum())
+    rows, columns = np.indices(kernel.shape)
+    return float((rows * kernel).sum() / total), float((columns * kernel).sum() / total)
 
 
 def kernel_of(spectrum_: np.ndarray, shape: tuple[int, int], size: int) -> np.ndarray:

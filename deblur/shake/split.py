@@ -19,10 +19,16 @@ Shrink = Callable[[np.ndarray, np.ndarray, float], tuple[np.ndarray, np.ndarray]
 
 
 def split(
-    observed: np.ndarray, kernel: np.ndarray, shrink: Shrink, betas: Iterable[float], fidelity: float = 1.0
+    observed: np.ndarray,
+    kernel: np.ndarray,
+    shrink: Shrink,
+    betas: Iterable[float],
+    fidelity: float = 1.0,
+    origin: tuple[float, float] | None = None,
 ) -> np.ndarray:
-    """The latent 2-D image after one shrink and one Fourier step per beta, starting from `observed`."""
-    k_otf = otf(kernel, observed.shape)
+    """The latent 2-D image after one shrink and one Fourier step per beta, starting from `observed`; `origin` is
+    the kernel's point that stays in place (`fourier.otf`)."""
+    k_otf = otf(kernel, observed.shape, origin)
     dx, dy = gradient_otfs(observed.shape)
     kty = fidelity * np.conj(k_otf) * spectrum(observed)
     ktk = fidelity * np.abs(k_otf) ** 2
