@@ -14,7 +14,12 @@ from deblur.shake import DEFAULT_METHOD, METHOD_HELP, Method
 
 
 def evaluate(
-    data: Annotated[Path, typer.Option(help="Dataset folder (GOPRO layout or blur/ + sharp/).")],
+    data: Annotated[
+        Path | None, typer.Argument(help="Dataset folder (GOPRO layout or blur/ + sharp/), as `data check` takes it.")
+    ] = None,
+    data_option: Annotated[
+        Path | None, typer.Option("--data", hidden=True, help="The dataset folder, as earlier versions took it.")
+    ] = None,
     model: Annotated[str | None, typer.Option(help=MODEL_HELP)] = None,
     out: Annotated[Path | None, typer.Option(help="Also write the results as JSON to this file.")] = None,
     split: Annotated[
@@ -23,6 +28,14 @@ def evaluate(
     ] = "auto",
     limit: Annotated[int | None, typer.Option(min=1, help="Score at most this many pairs.")] = None,
     baselines: Annotated[bool, typer.Option(help="Also score classical deblurring (slower).")] = True,
+    align: Annotated[
+        bool,
+        typer.Option(
+            "--align",
+            help="Also score each method at its best shift within 5 px, in quarter pixels (Levin et al.'s protocol "
+            "for blind deblurring, whose result is known only up to a shift).",
+        ),
+    ] = False,
     precision: Annotated[InferencePrecision, typer.Option(help="As for predict.")] = "auto",
     runtime: Annotated[Runtime, typer.Option(help=RUNTIME_HELP)] = DEFAULT_RUNTIME,
     method: Annotated[Method, typer.Option(help=METHOD_HELP)] = DEFAULT_METHOD,
@@ -36,6 +49,10 @@ def evaluate(
     from deblur.evaluation.evaluate import evaluate_model
     from deblur.evaluation.table import results_table
 
+    if (data is None) == (data_option is None):
+        raise typer.BadParameter("give the dataset folder once: deblur evaluate DATA", param_hint="DATA")
+    data = data or data_option
+
     report = evaluate_model(
         model,
         data,
@@ -46,6 +63,7 @@ def evaluate(
         method=method,
         ensemble=ensemble,
         baselines=baselines,
+        align=align,
         out=out,
         overwrite=overwrite,
         progress=not quiet,

@@ -19,6 +19,10 @@ class ImageResult:
     ssim: dict[str, float]
     kernel: bool  # the pair carries its true kernel
     seconds: dict[str, float]  # method -> seconds to restore this image
+    # with --align (`deblur.evaluation.align`): the same at each method's best sub-pixel shift, and that shift
+    aligned_psnr: dict[str, float] = field(default_factory=dict)
+    aligned_ssim: dict[str, float] = field(default_factory=dict)
+    shift: dict[str, tuple[float, float]] = field(default_factory=dict)
 
 
 @dataclass
@@ -39,12 +43,17 @@ class EvaluationReport:
         return order
 
     def mean(self, metric: str) -> dict[str, float]:
-        """Mean over the images that have each method."""
+        """Mean over the images that have each method (`metric`: psnr, ssim, aligned_psnr or aligned_ssim)."""
         means = {}
         for method in self.methods():
             values = [getattr(image, metric)[method] for image in self.images if method in getattr(image, metric)]
-            means[method] = float(np.mean(values))
+            if values:
+                means[method] = float(np.mean(values))
         return means
+
+    @property
+    def aligned(self) -> bool:
+        return any(image.aligned_psnr for image in self.images)
 
     def to_json(self) -> dict:
         return {
@@ -55,6 +64,15 @@ class EvaluationReport:
             "ensemble": self.ensemble,
             "method": self.method,
             "methods": self.methods(),
-            "mean": {"psnr": self.mean("psnr"), "ssim": self.mean("ssim"), "images": len(self.images)},
+            "mean": {
+                "psnr": self.mean("psnr"),
+                "ssim": self.mean("ssim"),
+                **(
+                    {"aligned_psnr": self.mean("aligned_psnr"), "aligned_ssim": self.mean("aligned_ssim")}
+                    if self.aligned
+                    else {}
+                ),
+                "images": len(self.images),
+            },
             "images": [asdict(image) for image in self.images],
         }

@@ -20,6 +20,17 @@ def results_table(report: EvaluationReport, max_rows: int = 30) -> str:
     if "model" in psnr and "blurry" in psnr:
         how = f" (the model column is --method {report.method})" if report.method != "network" else ""
         lines.append(f"model vs blurry: {psnr['model'] - psnr['blurry']:+.2f} dB{how}")
+    if report.aligned:
+        aligned_psnr, aligned_ssim = report.mean("aligned_psnr"), report.mean("aligned_ssim")
+        lines.append("at each one's best shift within 5 px (quarter pixels, 15 px border; Levin et al. 2009):")
+        lines += aligned_table(
+            ["", *methods],
+            [[f"mean of {len(report.images)}", *(_cell(aligned_psnr.get(m), aligned_ssim.get(m)) for m in methods)]],
+        )
+        if "model" in aligned_psnr and "blurry" in aligned_psnr:
+            lines.append(
+                f"model vs blurry at the best shifts: {aligned_psnr['model'] - aligned_psnr['blurry']:+.2f} dB"
+            )
     return "\n".join(lines)
 
 
