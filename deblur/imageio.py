@@ -1,8 +1,11 @@
 """Reading and writing photos as people have them, for inference.
 
-In: any format Pillow reads (JPEG, PNG, BMP, WebP, TIFF; GIF: its first frame), EXIF orientation applied,
-grayscale / RGBA / 16-bit handled; the model sees HWC RGB float32 in [0, 1]. Out: the same kind of image as came
-in: grayscale stays grayscale, alpha is kept unchanged, 16-bit grayscale PNG stays 16-bit (other formats are 8-bit).
+In: any format Pillow reads (JPEG, PNG, BMP, WebP, TIFF, GIF, and HEIC/HEIF and AVIF as phones save them, through
+pillow-heif and Pillow's AVIF plugin), EXIF orientation applied, grayscale / RGBA / 16-bit handled; an animation
+is refused by name. The model sees HWC RGB float32 in [0, 1]. Out: the same kind of image as came in: grayscale
+stays grayscale, alpha is kept unchanged (flattened onto white where the format has none), 16 bits stay 16 bits
+in PNG and TIFF (`deblur.photo16` for colour), and the photo's EXIF (its orientation reset, the pixels being
+turned) and ICC profile go with it unless stripped.
 """
 
 from __future__ import annotations
@@ -11,19 +14,27 @@ import contextlib
 import io
 from collections.abc import Iterator
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 from typing import BinaryIO, Literal, get_args
 
 import numpy as np
 from PIL import Image, ImageOps, UnidentifiedImageError
 
-from deblur.errors import DeblurError
+from deblur.errors import DeblurError, SettingError
 from deblur.files import atomic_path
+from deblur.photo16 import encode_png16, is_deep_colour, read_deep_colour, write_tiff16
 
-DEFAULT_MAX_PIXELS = 200_000_000  # a decompression-bomb guard: 200 MP is far above any camera's photo
-READ_SUFFIXES = {".png", ".jpg", ".jpeg", ".bmp", ".webp", ".tif", ".tiff", ".gif"}  # GIF: its first frame
+# A decompression-bomb guard for files on the user's own disk: 200 MP is far above any camera's photo. The server's
+# own, lower limit (`deblur.serve.limits`) bounds what strangers can make it hold in memory.
+DEFAULT_MAX_PIXELS = 200_000_000
+READ_SUFFIXES = {".png", ".jpg", ".jpeg", ".bmp", ".webp", ".tif", ".tiff", ".gif", ".heic", ".heif", ".avif"}
 WriteFormat = Literal["png", "jpg", "webp", "bmp", "tiff"]
 WRITE_FORMATS = dict(zip(get_args(WriteFormat), ("PNG", "JPEG", "WEBP", "BMP", "TIFF"), strict=True))  # Pillow's names
+DEFAULT_QUALITY = 95  # JPEG and WebP: visually lossless for a photo, a third of the size of 100
+ALPHA_FORMATS = ("png", "webp", "tiff")
+METADATA_FORMATS = ("png", "jpg", "webp", "tiff")  # EXIF and ICC profiles; BMP holds neither
+ORIENTATION = 0x0112  # the EXIF tag
 
 
 class ImageReadError(DeblurError, ValueError):
@@ -38,12 +49,35 @@ class ImageTooLargeError(ImageReadError):
     """The image has more pixels than allowed: refused from its header, before decoding (a decompression bomb)."""
 
 
+class AnimationError(ImageReadError):
+    """The image is an animation (a GIF, APNG or WebP of several frames): deblur takes stills and video clips."""
+
+
 @dataclass
 class Photo:
     rgb: np.ndarray  # HWC float32 in [0, 1]
     alpha: np.ndarray | None  # HW float32 in [0, 1], put back unchanged on output
     grayscale: bool
     sixteen_bit: bool
+    exif: bytes | None = None  # the photo's EXIF, its orientation reset to upright (the pixels are turned)
+    icc: bytes | None = None  # its ICC colour profile
+
+
+@dataclass(frozen=True)
+class WriteOptions:
+    """How a deblurred photo is written: its format, JPEG/WebP quality, and whether its metadata goes with it."""
+
+    fmt: str = "png"
+    quality: int = DEFAULT_QUALITY
+    strip_metadata: bool = False  # leave out EXIF (camera, date, place) and the ICC profile
+
+    def __post_init__(self) -> None:
+        if self.fmt not in WRITE_FORMATS:
+            raise SettingError(
+                f"format must be one of {', '.join(WRITE_FORMATS)}; got {self.fmt!r}", settings=("format",)
+            )
+        if not 1 <= self.quality <= 100:
+            raise SettingError(f"quality must be from 1 to 100: {self.quality}", settings=("quality",))
 
 
 def read_photo(path: str | Path, *, max_pixels: int = DEFAULT_MAX_PIXELS) -> Photo:
@@ -54,13 +88,21 @@ def decode_photo(source: Path | BinaryIO, name: str, *, max_pixels: int = DEFAUL
     """A photo from a file or a binary stream; `name` is what errors call it."""
     try:
         with _opened(source, name, max_pixels) as image:
-            image = ImageOps.exif_transpose(image)
-            image.load()
+            deep = _deep_colour(source)
+            turned = ImageOps.exif_transpose(image)
+            turned.load()
+            exif = turned.getexif()
+            exif.pop(ORIENTATION, None)
+            metadata = {"exif": exif.tobytes() if len(exif) else None, "icc": image.info.get("icc_profile")}
+            if deep:
+                pixels = _turn_like(read_deep_colour(_rewound(source)), image.getexif().get(ORIENTATION, 1))
+                alpha = pixels[:, :, 3].astype(np.float32) / 65535.0 if pixels.shape[2] == 4 else None
+                return Photo(pixels[:, :, :3].astype(np.float32) / 65535.0, alpha, False, True, **metadata)
+            return _to_photo(turned, **metadata)
     except ImageReadError:
         raise
-    except (OSError, SyntaxError, ValueError) as err:
+    except (OSError, SyntaxError, ValueError, StopIteration) as err:
         raise ImageReadError(f"{name}: not a readable image ({err})") from None
-    return _to_photo(image)
 
 
 def peek_photo(source: Path | BinaryIO, name: str, *, max_pixels: int = DEFAULT_MAX_PIXELS) -> tuple[int, int]:
@@ -69,10 +111,19 @@ def peek_photo(source: Path | BinaryIO, name: str, *, max_pixels: int = DEFAULT_
         return image.size
 
 
+@cache
+def _register_plugins() -> None:
+    """HEIC and HEIF, the photos iPhones and many Android phones save (pillow-heif; Pillow reads AVIF itself)."""
+    from pillow_heif import register_heif_opener
+
+    register_heif_opener()
+
+
 @contextlib.contextmanager
 def _opened(source: Path | BinaryIO, name: str, max_pixels: int) -> Iterator[Image.Image]:
     # Pillow's own guard is replaced by this one, which names the file and the setting. Opening reads only the
     # header, so an oversized image is refused before any of it is decoded.
+    _register_plugins()
     Image.MAX_IMAGE_PIXELS = None
     try:
         image = Image.open(source)
@@ -86,55 +137,111 @@ def _opened(source: Path | BinaryIO, name: str, max_pixels: int) -> Iterator[Ima
                 f"{name}: {image.width}x{image.height} = {image.width * image.height:,} pixels, over the "
                 f"limit of {max_pixels:,} (max_pixels) that guards against decompression bombs"
             )
+        if getattr(image, "is_animated", False) and image.format in ("GIF", "PNG", "WEBP"):
+            raise AnimationError(
+                f"{name}: an animation of {image.n_frames} frames; deblur takes still photos and video clips: make "
+                "it a clip first (for example ffmpeg -i animation.gif clip.mp4) and deblur that"
+            )
         yield image
 
 
-def _to_photo(image: Image.Image) -> Photo:
+def _rewound(source: Path | BinaryIO) -> Path | BinaryIO:
+    if not isinstance(source, Path):
+        source.seek(0)
+    return source
+
+
+def _deep_colour(source: Path | BinaryIO) -> bool:
+    if isinstance(source, Path):
+        with source.open("rb") as file:
+            head = file.read(32)
+    else:
+        head = _rewound(source).read(32)
+    return is_deep_colour(_rewound(source), head)
+
+
+def _turn_like(pixels: np.ndarray, orientation: int) -> np.ndarray:
+    """The pixels turned upright as EXIF's orientation (1 to 8) says, as `ImageOps.exif_transpose` turns images."""
+    flips = {2: (False, False, True), 3: (False, True, True), 4: (False, True, False)}
+    flips |= {5: (True, False, False), 6: (True, False, True), 7: (True, True, True), 8: (True, True, False)}
+    transpose, rows, columns = flips.get(orientation, (False, False, False))
+    if transpose:
+        pixels = pixels.transpose(1, 0, 2)
+    return pixels[:: -1 if rows else 1, :: -1 if columns else 1]
+
+
+def _to_photo(image: Image.Image, **metadata: bytes | None) -> Photo:
     if image.mode in ("I;16", "I;16B", "I;16L", "I"):
         values = np.asarray(image, dtype=np.float32) / 65535.0
         gray = np.clip(values, 0.0, 1.0)
-        return Photo(np.repeat(gray[:, :, None], 3, axis=-1), None, True, True)
+        return Photo(np.repeat(gray[:, :, None], 3, axis=-1), None, True, True, **metadata)
     alpha = None
     if image.mode in ("RGBA", "LA", "PA") or (image.mode == "P" and "transparency" in image.info):
         rgba = image.convert("RGBA")
         alpha = np.asarray(rgba, dtype=np.float32)[:, :, 3] / 255.0
     grayscale = image.mode in ("L", "LA", "1")
     rgb = np.asarray(image.convert("RGB"), dtype=np.float32) / 255.0
-    return Photo(rgb, alpha, grayscale, False)
+    return Photo(rgb, alpha, grayscale, False, **metadata)
 
 
-def write_photo(path: str | Path, rgb: np.ndarray, like: Photo, fmt: str = "png") -> None:
+def write_photo(path: str | Path, rgb: np.ndarray, like: Photo, options: WriteOptions | str = "png") -> None:
     """Write `rgb` (HWC float in [0, 1]) as `like` came in, atomically: the file appears whole or not at all."""
-    image = _to_image(rgb, like, fmt)
-    with atomic_path(path, suffix=Path(path).suffix) as tmp:
-        image.save(tmp, format=WRITE_FORMATS[fmt], **_save_options(fmt))
+    options = WriteOptions(options) if isinstance(options, str) else options
+    path = Path(path)
+    with atomic_path(path, suffix=path.suffix) as tmp:
+        if like.sixteen_bit and not like.grayscale and options.fmt == "tiff":
+            icc = None if options.strip_metadata else like.icc
+            write_tiff16(Path(tmp), _deep_pixels(rgb, like), icc)
+        else:
+            Path(tmp).write_bytes(encode_photo(rgb, like, options))
 
 
-def encode_photo(rgb: np.ndarray, like: Photo, fmt: str = "png") -> bytes:
-    """The file `write_photo` would write, as bytes."""
+def encode_photo(rgb: np.ndarray, like: Photo, options: WriteOptions | str = "png") -> bytes:
+    """The file `write_photo` would write, as bytes (a 16-bit colour TIFF as 8 bits: tifffile writes to files)."""
+    options = WriteOptions(options) if isinstance(options, str) else options
+    metadata = {} if options.strip_metadata or options.fmt not in METADATA_FORMATS else _metadata(like)
+    if like.sixteen_bit and not like.grayscale and options.fmt == "png":
+        return encode_png16(_deep_pixels(rgb, like), metadata.get("icc_profile"), metadata.get("exif"))
     buffer = io.BytesIO()
-    _to_image(rgb, like, fmt).save(buffer, format=WRITE_FORMATS[fmt], **_save_options(fmt))
+    extra = {"quality": options.quality} if options.fmt in ("jpg", "webp") else {}
+    _to_image(rgb, like, options.fmt).save(buffer, format=WRITE_FORMATS[options.fmt], **extra, **metadata)
     return buffer.getvalue()
 
 
+def flattens_alpha(like: Photo, fmt: str) -> bool:
+    """Whether writing `like` as `fmt` loses its transparency (flattened onto white: the format has no alpha)."""
+    return like.alpha is not None and fmt not in ALPHA_FORMATS
+
+
+def _metadata(like: Photo) -> dict:
+    return {key: value for key, value in (("exif", like.exif), ("icc_profile", like.icc)) if value}
+
+
+def _deep_pixels(rgb: np.ndarray, like: Photo) -> np.ndarray:
+    pixels = np.round(np.clip(rgb, 0.0, 1.0) * 65535).astype(np.uint16)
+    if like.alpha is not None:
+        alpha = np.round(like.alpha * 65535).astype(np.uint16)[:, :, None]
+        pixels = np.concatenate([pixels, alpha], axis=2)
+    return pixels
+
+
 def _to_image(rgb: np.ndarray, like: Photo, fmt: str) -> Image.Image:
-    """Grayscale stays grayscale, 16-bit grayscale PNG stays 16-bit, alpha is put back where the format has it."""
+    """Grayscale stays grayscale, 16-bit grayscale PNG stays 16-bit, alpha is put back where the format has it and
+    flattened onto white where it has none (the colours under transparent pixels are not the photo's)."""
+    if flattens_alpha(like, fmt):
+        rgb = rgb * like.alpha[:, :, None] + (1.0 - like.alpha[:, :, None])
     if like.grayscale:
         gray = np.clip(rgb.mean(axis=-1), 0.0, 1.0)
-        if like.sixteen_bit and fmt == "png":
+        if like.sixteen_bit and fmt in ("png", "tiff"):
             image = Image.fromarray(np.round(gray * 65535).astype(np.uint16))
         else:
             image = Image.fromarray(np.round(gray * 255).astype(np.uint8))
     else:
         image = Image.fromarray(to_uint8(rgb))
-    if like.alpha is not None and not like.sixteen_bit and fmt in ("png", "webp", "tiff"):
+    if like.alpha is not None and not like.sixteen_bit and fmt in ALPHA_FORMATS:
         image = image.convert("LA" if like.grayscale else "RGBA")
         image.putalpha(Image.fromarray(np.round(like.alpha * 255).astype(np.uint8)))
     return image
-
-
-def _save_options(fmt: str) -> dict:
-    return {"quality": 95} if fmt in ("jpg", "webp") else {}
 
 
 def to_uint8(rgb: np.ndarray, rows: int = 256) -> np.ndarray:
@@ -149,6 +256,7 @@ def to_uint8(rgb: np.ndarray, rows: int = 256) -> np.ndarray:
 
 def is_photo(path: Path) -> bool:
     """True when Pillow recognises the file's header as an image it reads."""
+    _register_plugins()
     try:
         with Image.open(path):
             return True

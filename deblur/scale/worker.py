@@ -99,8 +99,8 @@ class DeblurWorker:
             stem, dot, suffix = base.rpartition(".")
             pair = np.concatenate([photo.rgb, restored], axis=1)
             target = f"{stem}_side_by_side{dot}{suffix}{mark}{query}"
-            storage.write_bytes(target, encode_photo(pair, photo, options.fmt))
-        storage.write_bytes(task.target, encode_photo(restored, photo, options.fmt))
+            storage.write_bytes(target, encode_photo(pair, photo, options.write))
+        storage.write_bytes(task.target, encode_photo(restored, photo, options.write))
 
     def segment(self, task: Task) -> int:
         clip, times = self.clip(task.source)

@@ -9,9 +9,10 @@ from collections.abc import AsyncIterator
 from importlib import resources
 from pathlib import Path
 
-from fastapi import FastAPI
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
 from fastapi.middleware.cors import CORSMiddleware
-from fastapi.responses import FileResponse
+from fastapi.responses import FileResponse, JSONResponse
 from fastapi.staticfiles import StaticFiles
 from fastapi_offline import FastAPIOffline
 
@@ -49,6 +50,7 @@ def create_app(service: DeblurService, *, cors_origins: tuple[str, ...] = (), jo
     )
     app.state.service = service
     app.state.jobs = jobs
+    app.add_exception_handler(RequestValidationError, one_line_error)
     app.include_router(router)
     app.include_router(job_router)
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
@@ -69,6 +71,18 @@ def create_app(service: DeblurService, *, cors_origins: tuple[str, ...] = (), jo
         BodyLimit, max_bytes=service.limits.max_bytes, paths={"/v1/jobs": service.limits.max_video_bytes}
     )
     return app
+
+
+async def one_line_error(request: Request, err: RequestValidationError) -> JSONResponse:
+    """A request FastAPI's own checks refuse (a query or form value of the wrong type or out of range) answers 422
+    in the shape of every other error, `{"detail": "text"}`, naming the option, not pydantic's list of objects."""
+    problems = []
+    for error in err.errors():
+        where = [str(part) for part in error.get("loc", ()) if part not in ("query", "body", "path", "header")]
+        value = error.get("input")
+        shown = f" (got {value!r})" if isinstance(value, (str, int, float)) else ""
+        problems.append(f"{'.'.join(where) or 'the request'}: {error.get('msg', 'invalid')}{shown}")
+    return JSONResponse({"detail": "; ".join(problems)}, status_code=422)
 
 
 class BodyLimit:

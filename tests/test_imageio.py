@@ -1,0 +1,122 @@
+"""Photos as phones and cameras make them: HEIC and AVIF, metadata, 16-bit colour, animations, alpha."""
+
+import io
+
+import numpy as np
+import pytest
+from PIL import Image, ImageCms
+
+from deblur.imageio import (
+    AnimationError,
+    WriteOptions,
+    decode_photo,
+    encode_photo,
+    read_photo,
+    write_photo,
+)
+
+
+def photo_pixels(height=48, width=64):
+    ramp = np.add.outer(np.arange(height) * 3, np.arange(width) * 2)
+    return np.stack([ramp % 256, (ramp * 2) % 256, 255 - ramp % 256], axis=-1).astype(np.uint8)
+
+
+def exif_and_icc():
+    exif = Image.Exif()
+    exif[0x010F] = "PhoneMaker"  # Make
+    exif[0x0132] = "2026:11:27 10:11:12"  # DateTime
+    exif[0x8825] = {1: "N", 2: (52.0, 31.0, 12.0)}  # GPS
+    icc = ImageCms.ImageCmsProfile(ImageCms.createProfile("LAB")).tobytes()  # not sRGB: it must not be lost
+    return exif, icc
+
+
+def test_heic_and_avif_from_phones_are_read_as_photos(tmp_path):
+    from pillow_heif import register_heif_opener
+
+    register_heif_opener()
+    pixels = photo_pixels()
+    Image.fromarray(pixels).save(tmp_path / "phone.heic", quality=95)
+    Image.fromarray(pixels).save(tmp_path / "phone.avif", quality=95)
+    for name in ("phone.heic", "phone.avif"):
+        photo = read_photo(tmp_path / name)
+        assert photo.rgb.shape == (48, 64, 3)
+        assert np.abs(photo.rgb * 255 - pixels).mean() < 6  # lossy, but the same picture
+
+
+@pytest.mark.parametrize("fmt", ["jpg", "png", "webp", "tiff"])
+def test_exif_and_icc_survive_a_round_trip_and_can_be_stripped(tmp_path, fmt):
+    exif, icc = exif_and_icc()
+    exif[0x0112] = 6  # turned: the pixels are turned upright on reading, so the output says upright
+    Image.fromarray(photo_pixels()).save(tmp_path / "meta.jpg", exif=exif, icc_profile=icc, quality=95)
+    photo = read_photo(tmp_path / "meta.jpg")
+    write_photo(tmp_path / f"out.{fmt}", photo.rgb, photo, WriteOptions(fmt))
+    with Image.open(tmp_path / f"out.{fmt}") as out:
+        kept = out.getexif()
+        assert out.size == (48, 64)  # turned
+        assert kept[0x010F] == "PhoneMaker" and kept[0x0132] == "2026:11:27 10:11:12"
+        assert kept.get_ifd(0x8825)[1] == "N"
+        assert kept.get(0x0112, 1) == 1
+        assert out.info.get("icc_profile") == icc
+    write_photo(tmp_path / f"bare.{fmt}", photo.rgb, photo, WriteOptions(fmt, strip_metadata=True))
+    with Image.open(tmp_path / f"bare.{fmt}") as out:
+        assert 0x010F not in out.getexif() and not out.info.get("icc_profile")
+
+
+def test_jpeg_and_webp_quality_is_the_users_choice():
+    photo = decode_photo(io.BytesIO(_png(photo_pixels(96, 96))), "x.png")
+    noisy = photo.rgb + np.random.default_rng(0).normal(0, 0.05, photo.rgb.shape).astype(np.float32)
+    for fmt in ("jpg", "webp"):
+        small = encode_photo(noisy, photo, WriteOptions(fmt, quality=40))
+        large = encode_photo(noisy, photo, WriteOptions(fmt, quality=98))
+        assert len(small) < len(large) / 2
+
+
+def test_sixteen_bit_colour_stays_sixteen_bit_in_png_and_tiff(tmp_path):
+    import av
+    import tifffile
+
+    deep = (np.random.default_rng(0).random((20, 30, 3)) * 65535).astype(np.uint16)
+    tifffile.imwrite(tmp_path / "deep.tif", deep, photometric="rgb")
+    _, icc = exif_and_icc()
+    photo = read_photo(tmp_path / "deep.tif")
+    assert photo.sixteen_bit and not photo.grayscale
+    np.testing.assert_allclose(photo.rgb * 65535, deep, atol=0.5)
+    photo.icc = icc
+    write_photo(tmp_path / "out.png", photo.rgb, photo, WriteOptions("png"))
+    with av.open(str(tmp_path / "out.png")) as container:
+        frame = next(container.decode(video=0))
+        np.testing.assert_array_equal(frame.to_ndarray(format="rgb48le"), deep)
+    assert Image.open(tmp_path / "out.png").info.get("icc_profile") == icc  # Pillow reads the chunk we wrote
+    again = read_photo(tmp_path / "out.png")  # and our reader reads it back at 16 bits
+    np.testing.assert_allclose(again.rgb * 65535, deep, atol=0.5)
+    write_photo(tmp_path / "out.tif", photo.rgb, photo, WriteOptions("tiff"))
+    np.testing.assert_array_equal(tifffile.imread(tmp_path / "out.tif"), deep)
+    write_photo(tmp_path / "out.jpg", photo.rgb, photo, WriteOptions("jpg"))  # JPEG has 8 bits: no error
+    assert Image.open(tmp_path / "out.jpg").mode == "RGB"
+
+
+def test_an_animation_is_refused_by_name(tmp_path):
+    frames = [Image.fromarray(np.roll(photo_pixels(), shift, axis=1)).convert("P") for shift in (0, 5, 10)]
+    frames[0].save(tmp_path / "moving.gif", save_all=True, append_images=frames[1:])
+    with pytest.raises(AnimationError, match=r"moving.gif: an animation of 3 frames; .* ffmpeg -i"):
+        read_photo(tmp_path / "moving.gif")
+    Image.fromarray(photo_pixels()).convert("P").save(tmp_path / "still.gif")
+    assert read_photo(tmp_path / "still.gif").rgb.shape == (48, 64, 3)
+
+
+def test_alpha_is_flattened_onto_white_where_the_format_has_none(tmp_path):
+    rgba = np.zeros((20, 20, 4), np.uint8)
+    rgba[..., 0] = 255  # red everywhere, hidden where transparent
+    rgba[:10, :, 3] = 255
+    Image.fromarray(rgba).save(tmp_path / "logo.png")
+    photo = read_photo(tmp_path / "logo.png")
+    write_photo(tmp_path / "out.jpg", photo.rgb, photo, WriteOptions("jpg", quality=100))
+    out = np.asarray(Image.open(tmp_path / "out.jpg")).astype(int)
+    assert np.abs(out[2, 2] - [255, 0, 0]).max() < 8  # opaque: red
+    assert np.abs(out[17, 17] - [255, 255, 255]).max() < 8  # transparent: white, not the hidden red
+
+
+def _png(pixels: np.ndarray) -> bytes:
+    buffer = io.BytesIO()
+    Image.fromarray(pixels).save(buffer, format="PNG")
+    return buffer.getvalue()

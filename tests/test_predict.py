@@ -1,0 +1,71 @@
+"""`deblur predict` on photos as people have them: name clashes, mistyped paths, phones' photos."""
+
+import numpy as np
+from helpers import save_model
+from PIL import Image
+from typer.testing import CliRunner
+
+from deblur.cli import app
+
+runner = CliRunner()
+
+
+def noise(shape, seed=0):
+    return np.random.default_rng(seed).integers(0, 256, shape, dtype=np.uint8)
+
+
+def test_every_name_clash_is_listed_before_any_work_and_keep_extension_tells_them_apart(tmp_path):
+    model = save_model(tmp_path / "identity")
+    src = tmp_path / "in"
+    src.mkdir()
+    for name in ("photo.webp", "photo.tiff", "other.png", "other.jpg", "single.png"):
+        Image.fromarray(noise((16, 16, 3))).save(src / name)
+    out = tmp_path / "out"
+    result = runner.invoke(app, ["predict", str(src), "--model", str(model), "--out", str(out), "-q"])
+    assert result.exit_code == 1
+    assert "2 output name(s) taken by more than one input; nothing was deblurred" in result.output
+    assert "photo.png" in result.output and "other.png" in result.output and "--keep-extension" in result.output
+    assert not out.exists()
+    result = runner.invoke(app, ["predict", str(src), "--model", str(model), "--out", str(out), "--keep-extension"])
+    assert result.exit_code == 0, result.output
+    names = sorted(path.name for path in out.iterdir())
+    assert names == ["other.jpg.png", "other.png.png", "photo.tiff.png", "photo.webp.png", "single.png.png"]
+
+
+def test_a_mistyped_path_is_named_before_the_model_loads(tmp_path, monkeypatch):
+    import deblur.predict
+
+    def never(*args, **kwargs):
+        raise AssertionError("the model was loaded")
+
+    monkeypatch.setattr(deblur.predict, "open_deblurrer", never)
+    Image.fromarray(noise((16, 16, 3))).save(tmp_path / "real.png")
+    result = runner.invoke(app, ["predict", str(tmp_path / "real.png"), str(tmp_path / "tpyo.png"), "-q"])
+    assert result.exit_code == 1
+    assert f"no such file or folder: {tmp_path / 'tpyo.png'}" in result.output
+
+
+def test_a_heic_photo_is_written_as_a_photo_never_as_a_clip(tmp_path):
+    from pillow_heif import register_heif_opener
+
+    register_heif_opener()
+    model = save_model(tmp_path / "identity")
+    Image.fromarray(noise((32, 48, 3))).save(tmp_path / "IMG_0001.heic", quality=90)
+    Image.fromarray(noise((32, 48, 3))).save(tmp_path / "IMG_0002.avif", quality=90)
+    out = tmp_path / "out"
+    args = ["predict", str(tmp_path / "IMG_0001.heic"), str(tmp_path / "IMG_0002.avif"), "--model", str(model)]
+    result = runner.invoke(app, [*args, "--out", str(out), "--format", "jpg", "--quality", "90"])
+    assert result.exit_code == 0, result.output
+    assert sorted(path.name for path in out.iterdir()) == ["IMG_0001.jpg", "IMG_0002.jpg"]
+    assert Image.open(out / "IMG_0001.jpg").size == (48, 32)
+    found = runner.invoke(app, ["predict", str(tmp_path), "--model", str(model), "--out", str(tmp_path / "all")])
+    assert "IMG_0001.png" in found.output  # found in a folder too
+
+
+def test_transparency_flattened_by_the_format_is_said(tmp_path):
+    model = save_model(tmp_path / "identity")
+    Image.fromarray(noise((16, 16, 4))).save(tmp_path / "logo.png")
+    args = ["predict", str(tmp_path / "logo.png"), "--model", str(model), "--out", str(tmp_path / "out")]
+    result = runner.invoke(app, [*args, "--format", "jpg"])
+    assert result.exit_code == 0, result.output
+    assert "1 photo(s) had transparency, which jpg cannot hold: flattened onto white" in result.output
