@@ -1,11 +1,12 @@
-"""`deblur predict --method kernel` and `auto` against the network: seconds and peak memory per photo, side by side.
+"""The default (`--method kernel-aware`), `kernel` and `auto` against the network: seconds and peak memory per photo,
+side by side.
 
 0. This CPU, and TensorFlow's 2048x2048 matmul in float32 and bfloat16 (the network's share is read against the
    bfloat16 rate).
 1. For each size (default 1280x720 and 4000x3000, 12 MP): a camera-shaken photo (skimage's astronaut blurred by a
    hand-shake kernel) deblurred by each method through `open_deblurrer`, as predict runs it, each method in its own
    process so its peak memory (the process's maximum resident set) is its own. Seconds are the best of --repeats
-   after a warm-up call; the kernel path's ratio to the network's is the figure the issue asks for.
+   after a warm-up call; each method's ratio to the network's is the figure the issues ask for.
 
     python benchmarks/shake.py [--sizes 1280x720,4000x3000] [--repeats 2] [--shake 0.03]
 
@@ -22,7 +23,7 @@ import subprocess
 import sys
 import time
 
-METHODS = ("network", "kernel", "auto")
+METHODS = ("network", "kernel-aware", "kernel", "auto")
 
 
 def measure(method: str, width: int, height: int, repeats: int, shake: float) -> dict:
@@ -38,6 +39,8 @@ def measure(method: str, width: int, height: int, repeats: int, shake: float) ->
     sharp = sample_photo(width, height)
     blurry = np.stack([fftconvolve(sharp[:, :, c], kernel, mode="same") for c in range(3)], -1).astype(np.float32)
     deblurrer, _ = open_deblurrer(None, method=method, log=lambda _: None)
+    if method == "kernel-aware" and not deblurrer.kernel_aware:
+        raise SystemExit("this copy of deblur has no kernel-aware network: the default ran as the network")
     deblurrer(blurry)  # warm-up: compiling for the shape
     best = float("inf")
     for _ in range(repeats):
@@ -62,6 +65,7 @@ def main() -> None:
     parser.add_argument("--sizes", default="1280x720,4000x3000")
     parser.add_argument("--repeats", type=int, default=2)
     parser.add_argument("--shake", type=float, default=0.03)
+    parser.add_argument("--methods", default=",".join(METHODS), help="comma separated, the network first")
     parser.add_argument("--one", nargs=3, help=argparse.SUPPRESS)  # method width height: the child's part
     args = parser.parse_args()
     if args.one:
@@ -80,7 +84,8 @@ def main() -> None:
     for size in args.sizes.split(","):
         width, height = (int(n) for n in size.split("x"))
         results = {}
-        for method in METHODS:
+        methods = args.methods.split(",")
+        for method in methods:
             command = [
                 sys.executable,
                 __file__,
@@ -95,7 +100,7 @@ def main() -> None:
             ]
             done = subprocess.run(command, capture_output=True, text=True, check=True)
             results[method] = json.loads(done.stdout.strip().splitlines()[-1])
-        for method in METHODS:
+        for method in methods:
             result = results[method]
             ratio = f"{result['seconds'] / results['network']['seconds']:.2f}x" if method != "network" else ""
             print(

@@ -51,6 +51,8 @@ class ModelConfig:
     norm: Norm = "instance"
     dropout: float = 0.0  # inside each residual block, as DeblurGAN's optional dropout
     zero_init_output: bool = True  # last conv starts at zero: the network starts as the identity
+    # given the photo and the kernel path's deconvolution of it (6 channels; pairs with deconvolved/)
+    kernel_aware: bool = False
 
     def __post_init__(self) -> None:
         _check_choice("model.norm", self.norm, Norm)
@@ -90,6 +92,19 @@ class SynthConfig:
     # a std drawn per blurry photo from min_noise to noise; None: always noise. Real blurry photos range from
     # nearly clean (GOPRO's, averaged frames: about 0.002) to a phone's low light; one level trains for one of them
     min_noise: float | None = None
+    # --- The kernel-aware network's recipe (configs/kernel-aware.yaml): each share is of pairs, drawn per pair ---
+    linear_share: float = 0.0  # blurred in linear light (all of them with linear_light)
+    frames_share: float = 1.0  # with max_frames: made by GOPRO's frames recipe (the others by a continuous exposure)
+    sharp_share: float = 0.0  # left sharp (noise and JPEG only): what a sharp photo must come back as
+    clipped_share: float = 0.0  # with the brightest lights made brighter than white before the blur, then clipped
+    jpeg_share: float = 0.0  # the blurry photo saved as a JPEG of quality 70 to 95 and read back
+    # lengths drawn log-uniformly (as many 3-6 px shakes as 30-60 px ones), at most 12% of the photo's long side
+    log_length: bool = False
+    # write the kernel path's deconvolution of each blurry photo beside it (deconvolved/), the kernel-aware
+    # network's second input: by the blind estimate for `estimated_share` of the pairs (and every pair without one
+    # kernel), else by the true kernel with the errors an estimate makes (`deblur.data.kernel_errors`)
+    deconvolve: bool = False
+    estimated_share: float = 0.5
 
     def __post_init__(self) -> None:
         # Floats stay floats whether written 7 or 7.0: the demo dataset's folder name hashes these values.
@@ -121,6 +136,13 @@ class SynthConfig:
             raise ConfigError("data.synth.path needs data.synth.blur=kernel")
         if self.max_frames and self.blur != "kernel":
             raise ConfigError("data.synth.min_frames and max_frames need data.synth.blur=kernel")
+        for key in ("linear_share", "frames_share", "sharp_share", "clipped_share", "jpeg_share", "estimated_share"):
+            setattr(self, key, float(getattr(self, key)))
+            _check_range(f"data.synth.{key}", getattr(self, key), 0.0, 1.0)
+        if self.frames_share < 1 and not self.max_frames:
+            raise ConfigError("data.synth.frames_share needs data.synth.max_frames")
+        if self.log_length and self.blur != "kernel":
+            raise ConfigError("data.synth.log_length needs data.synth.blur=kernel")
         if self.blur == "kernel" and (self.max_rotation or self.max_zoom):
             raise ConfigError("data.synth.max_rotation and max_zoom need data.synth.blur=motion (a kernel is uniform)")
 
@@ -148,7 +170,21 @@ SYNTH_HELP = {
     "linear_light": "Blur in linear light (gamma 2.2).",
     "noise": "Gaussian noise std, in [0, 1] units (largest, with --min-noise).",
     "min_noise": "Draw each photo's noise std from this to --noise (default: always --noise).",
+    "linear_share": "Share of pairs blurred in linear light (all with --linear-light).",
+    "frames_share": "With --max-frames: share of pairs made by GOPRO's frames recipe.",
+    "sharp_share": "Share of pairs left sharp (noise and JPEG only).",
+    "clipped_share": "Share of pairs whose brightest lights are clipped, as night lights are.",
+    "jpeg_share": "Share of blurry photos saved as JPEG (quality 70-95) and read back.",
+    "log_length": "Draw shake lengths log-uniformly, at most 12% of the photo's long side.",
+    "deconvolve": "Also write the kernel path's deconvolution of each blurry photo (deconvolved/), for the "
+    "kernel-aware network.",
+    "estimated_share": "With --deconvolve: share deconvolved by the blind estimate (the rest by the true kernel, "
+    "with an estimate's errors).",
 }
+
+
+# The recipe keys only `deblur data synth` makes: a device-pairs recipe that sets them is refused, not changed.
+DEVICE_CPU_ONLY = ("varying", "clipped_share", "jpeg_share")
 
 
 @dataclass
@@ -164,8 +200,20 @@ class DataConfig:
     val_limit: int | None = None  # validate on at most this many pairs (None: all)
     skip_bad_images: bool = False  # leave out (and count) pairs with unreadable files instead of stopping
     synth: SynthConfig = field(default_factory=SynthConfig)
+    # Make each batch's blur, noise and deconvolution on the device the model trains on (JAX loop), from the sharp
+    # photos of the training pairs and `synth`'s recipe; validation keeps the stored pairs (`deblur.data.device_pairs`)
+    device_pairs: bool = False
 
     def __post_init__(self) -> None:
+        if self.device_pairs:
+            if self.synth.blur != "kernel":
+                raise ConfigError("data.device_pairs makes kernel blur only: set data.synth.blur=kernel")
+            used = [key for key in DEVICE_CPU_ONLY if getattr(self.synth, key)]
+            if used:
+                keys = ", ".join(f"data.synth.{key}" for key in used)
+                raise ConfigError(
+                    f"data.device_pairs does not make {keys}: set them to 0, or make the pairs with deblur data synth"
+                )
         _check_positive("data.patch_size", self.patch_size)
         _check_positive("data.batch_size", self.batch_size)
         if self.val_crop is not None:
@@ -201,9 +249,16 @@ class TrainConfig:
     # Start from these weights instead of random ones (fine-tuning): "pretrained" (the model shipped with deblur),
     # "latest" (the newest run) or a model.keras of the same architecture. A resumed run ignores it.
     init: str | None = None
+    # Stop after this many minutes of the process (set-up included), with the model saved as at the end of an
+    # epoch; running the same command again goes on. The demo's: a first run that ends soon on any CPU.
+    max_minutes: float | None = None
 
     def __post_init__(self) -> None:
         _check_positive("train.epochs", self.epochs)
+        if self.max_minutes is not None:
+            _check_positive("train.max_minutes", self.max_minutes)
+            if self.strategy == "multi-worker":
+                raise ConfigError("train.max_minutes cannot stop the workers of a multi-worker run at one step")
         if self.steps_per_epoch is not None:
             _check_positive("train.steps_per_epoch", self.steps_per_epoch)
         _check_positive("train.learning_rate", self.learning_rate)
@@ -229,7 +284,7 @@ class Config:
 
 # === Loading and saving ===
 
-SHIPPED = ("demo", "gopro", "pretrained", "pretrained-finetune", "smoke")
+SHIPPED = ("demo", "gopro", "kernel-aware", "pretrained", "pretrained-finetune", "smoke")
 
 
 def shipped_config_path(name: str) -> Path:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, replace
+from functools import partial
 from pathlib import Path
 from typing import get_args
 
@@ -16,8 +17,8 @@ from deblur.config import InferencePrecision
 from deblur.console import Hint
 from deblur.errors import DeblurError, SettingError
 from deblur.imageio import ImageReadError, read_photo, write_photo
-from deblur.model import MIN_SIDE
-from deblur.paths import ModelChoice, choose_model
+from deblur.model import MIN_SIDE, is_kernel_aware
+from deblur.paths import ModelChoice, choose_model, first_time
 from deblur.runtime import DEFAULT_RUNTIME, choose_runtime
 from deblur.shake import DEFAULT_METHOD, check_method
 from deblur.strength import DEFAULT_STRENGTH, blend, check_strength
@@ -36,6 +37,22 @@ from deblur.tiling import (
     turned_shape,
     unturn,
 )
+
+SMALL_SIDE = 64  # px: smaller photos are mirrored out to it before the model (`mirrored_out`)
+
+
+def mirrored_out(batch: np.ndarray) -> tuple[np.ndarray, tuple[slice, ...]]:
+    """A batch of images under SMALL_SIDE mirrored out to it, and the index of the images in the result.
+
+    Instance normalization's statistics over the few pixels of a small photo's quarter-resolution maps put colour
+    blotches on a 20x20 photo (mean change 0.032, against 0.010 mirrored out to 64 px and 0.007 on a 200 px photo).
+    """
+    height, width = batch.shape[1:3]
+    pad_h, pad_w = max(0, SMALL_SIDE - height), max(0, SMALL_SIDE - width)
+    top, left = pad_h // 2, pad_w // 2
+    if pad_h or pad_w:
+        batch = np.pad(batch, ((0, 0), (top, pad_h - top), (left, pad_w - left), (0, 0)), mode="symmetric")
+    return batch, (slice(None), slice(top, top + height), slice(left, left + width))
 
 
 class ModelLoadError(DeblurError, ValueError):
@@ -67,15 +84,21 @@ class Deblurrer:
     # What runs the model on an NHWC batch (`deblur.runtime`): None is TensorFlow, the Keras model itself.
     runner: Callable[[np.ndarray], np.ndarray] | None = None
     runtime: str = "tensorflow"  # the runner's name, for the log line and the identity
-    # network (the model), kernel (`deblur.shake`) or auto (a choice per image). A Deblurrer of a model runs that
-    # model unless asked; the commands open theirs with DEFAULT_METHOD (`open_deblurrer`).
+    # kernel-aware (the kernel-aware model, given the photo and its deconvolution), network (a plain model), kernel
+    # (`deblur.shake`) or auto (a choice per image). A Deblurrer of a model runs that model unless asked; the
+    # commands open theirs with DEFAULT_METHOD (`open_deblurrer`). kernel-aware with a plain model runs it alone.
     method: str = "network"
+    # With a kernel-aware model: how to open the plain network (same settings) that clips and the network's and
+    # auto's ways run, called once, when first needed (`open_deblurrer` sets it to the shipped network).
+    open_network: Callable[[], Deblurrer] | None = field(default=None, compare=False, repr=False)
     # Which way the last image went, "network" or "kernel": auto's choice, for predict's per-photo line.
     last_way: str | None = field(default=None, init=False, compare=False, repr=False)
     # Whether auto left the last image to the network as sharp somewhere, but not by much (`Choice.maybe_shaken`).
     last_maybe_shaken: bool = field(default=False, init=False, compare=False, repr=False)
 
     def __post_init__(self) -> None:
+        self.kernel_aware = self.model is not None and is_kernel_aware(self.model)
+        self._network: Deblurrer | None = None
         # A compiled predict function: several times less memory than calling the model op by op, and faster.
         if self.model is not None and self.runner is None:
             # XLA was about 2x slower than TensorFlow's graph on CPUs; under JAX it is the compiled path.
@@ -113,7 +136,8 @@ class Deblurrer:
         if self.method == "kernel":
             return "the camera-shake kernel path, not the model" + strength
         auto = ", or the camera-shake kernel path where a photo is blurred all over" if self.method == "auto" else ""
-        return f"{self.precision} on {self.runtime}" + copies + strength + auto
+        aware = ", given the kernel path's deconvolution" if self.method == "kernel-aware" and self.kernel_aware else ""
+        return f"{self.precision} on {self.runtime}" + aware + copies + strength + auto
 
     def calls(self, height: int, width: int, ensemble: int | None = None) -> int:
         """How many tiles deblurring a `height` x `width` image runs, over all the copies of the ensemble."""
@@ -144,6 +168,16 @@ class Deblurrer:
             raise SettingError(
                 f"method {method} needs the model, and this runs without one (method kernel)", settings=("method",)
             )
+        if method in ("network", "auto") and self.kernel_aware and self.open_network is None:
+            raise SettingError(
+                f"method {method} needs a plain network, and this runs a kernel-aware model alone",
+                settings=("method",),
+            )
+
+    @property
+    def effective_method(self) -> str:
+        """The method as it runs: kernel-aware with a plain model runs as the network."""
+        return "network" if self.method == "kernel-aware" and not self.kernel_aware else self.method
 
     @property
     def last_choice(self) -> str | None:
@@ -151,15 +185,36 @@ class Deblurrer:
         under a fixed method."""
         return self.last_way if self.method == "auto" else None
 
+    def network(self) -> Deblurrer:
+        """This Deblurrer itself when its model is plain; with a kernel-aware model, the plain network beside it
+        (`open_network`), opened on first use."""
+        if not self.kernel_aware:
+            return self
+        if self._network is None:
+            if self.open_network is None:
+                raise SettingError(
+                    "this runs a kernel-aware model alone: no plain network to run", settings=("method",)
+                )
+            self._network = self.open_network()
+        return self._network
+
     def for_clips(self) -> tuple[Deblurrer, str]:
-        """Under kernel or auto, what a clip's frames go through instead, and a note for the clip's report.
+        """Under kernel-aware, kernel or auto, what a clip's frames go through instead, and a note for the clip's
+        report.
 
         The kernel path estimates each frame's shake on its own, so its results jump from frame to frame
         (benchmarks/video_flicker.py: 3.69 levels between frames against the input's 2.10 and the network's 1.65),
-        and auto would switch ways between frames: auto sends clips to the network; kernel, asked for, stays."""
-        if self.method == "auto":
-            note = "clips go to the network under --method auto, the default (a choice per frame would flicker)"
-            return replace(self, method="network"), note
+        and auto would switch ways between frames: kernel-aware and auto send clips to the network; kernel, asked
+        for, stays."""
+        if self.method == "kernel-aware" and self.kernel_aware:
+            note = (
+                "clips go to the network under --method kernel-aware, the default (each frame's own kernel "
+                "estimate would flicker)"
+            )
+            return replace(self.network(), method="network"), note
+        if self.method in ("auto", "kernel-aware"):
+            note = "clips go to the network under --method auto (a choice per frame would flicker)"
+            return replace(self.network(), method="network"), note if self.method == "auto" else ""
         if self.method == "kernel":
             return (
                 self,
@@ -170,7 +225,7 @@ class Deblurrer:
     def frames_per_call(self, height: int, width: int) -> int:
         """How many images of this size one model call takes: as many as fit `call_pixels`, 1 when tiled or
         without the model."""
-        if len(self.tiles(height, width)) > 1 or self.ensemble > 1 or self.method != "network":
+        if len(self.tiles(height, width)) > 1 or self.ensemble > 1 or self.method != "network" or self.kernel_aware:
             return 1
         return max(1, self.call_pixels // (height * width))
 
@@ -180,7 +235,8 @@ class Deblurrer:
             return [self(image) for image in images]
         batch = np.stack([np.asarray(image, dtype=np.float32) for image in images])
         check_min_side(batch.shape[2], batch.shape[1], "the image")
-        restored = np.asarray(self.run(batch), dtype=np.float32)
+        padded, inside = mirrored_out(batch)  # as `_restore` does one photo, so a frame comes out as predict's
+        restored = np.asarray(self.run(padded), dtype=np.float32)[inside]
         return [blend(image, out, self.strength) for image, out in zip(batch, restored, strict=True)]
 
     def __call__(
@@ -204,7 +260,21 @@ class Deblurrer:
         method = self.method if method is None else method
         self.check_call_method(method)
         self.last_maybe_shaken = False
-        if method != "network":
+        if strength == 0:  # the photo itself: nothing to run (the page asks so for a photo it cannot show)
+            self.last_way = None
+            return image.copy()
+        if self.kernel_aware and method in ("network", "auto"):
+            network = self.network()
+            restored = network(image, on_tiles, ensemble=copies, strength=strength, method=method)
+            self.last_way, self.last_maybe_shaken = network.last_way, network.last_maybe_shaken
+            return restored
+        if method == "kernel-aware" and self.kernel_aware:
+            from deblur.shake.restore import deconvolved  # scipy's FFTs, only when used
+
+            self.last_way = "kernel-aware"
+            stacked = np.concatenate([image, deconvolved(image)], axis=2)
+            return blend(image, self._ensemble(stacked, copies, on_tiles), strength)
+        if method not in ("network", "kernel-aware"):
             from deblur.shake.choose import choose  # scipy's FFTs, only when used
             from deblur.shake.restore import restore
 
@@ -219,14 +289,19 @@ class Deblurrer:
                     on_tiles(self.calls(height, width, copies))
                 return blend(image, restored, strength)
         self.last_way = "network"
+        return blend(image, self._ensemble(image, copies, on_tiles), strength)
+
+    def _ensemble(self, image: np.ndarray, copies: int, on_tiles: Callable[[int], None] | None) -> np.ndarray:
+        """The model's result on `image` (3 channels, or 6 for the kernel-aware model), averaged over `copies`
+        mirrored and turned copies."""
         if copies == 1:
-            return blend(image, self._restore(image, on_tiles), strength)
-        total = np.zeros_like(image)
+            return self._restore(image, on_tiles)
+        total = np.zeros(image.shape[:2] + (3,), np.float32)
         for copy in TURNS[:copies]:
             restored = self._restore(np.ascontiguousarray(turn(image, copy)), on_tiles)
             total += unturn(restored, copy)
         total /= copies
-        return blend(image, total, strength)
+        return total
 
     def run(self, batch: np.ndarray) -> np.ndarray:
         """The model on one NHWC batch, in this Deblurrer's runtime."""
@@ -236,13 +311,14 @@ class Deblurrer:
         height, width = image.shape[:2]
         tiles = self.tiles(height, width)
         if len(tiles) == 1:
-            result = np.asarray(self.run(image[None]))[0]
+            padded, inside = mirrored_out(image[None])
+            result = np.asarray(self.run(padded))[inside][0]
             if on_tiles:
                 on_tiles(1)
             return result
         tile_h, tile_w = tiles[0][2], tiles[0][3]
         weight = np.outer(ramp(tile_h, self.overlap), ramp(tile_w, self.overlap))[:, :, None]
-        total = np.zeros_like(image)
+        total = np.zeros((height, width, 3), np.float32)
         weights = np.zeros((height, width, 1), dtype=np.float32)
         per_call = max(1, self.call_pixels // (tile_h * tile_w))
         for first in range(0, len(tiles), per_call):
@@ -311,10 +387,13 @@ def load_deblurrer(
     if (
         not isinstance(model, keras.Model)
         or len(model.inputs) != 1
-        or tuple(model.inputs[0].shape[1:]) != (None, None, 3)
+        or tuple(model.inputs[0].shape[1:]) not in ((None, None, 3), (None, None, 6))
         or tuple(model.outputs[0].shape[1:]) != (None, None, 3)
     ):
-        raise ModelLoadError(f"{path} is a Keras model but not a deblur model (it must map any-size RGB to RGB)")
+        raise ModelLoadError(
+            f"{path} is a Keras model but not a deblur model (it must map any-size RGB, or RGB and its "
+            "deconvolution, to RGB)"
+        )
     if runtime == "openvino":
         from deblur.runtime.openvino import OpenVinoRunner, cached_ir
 
@@ -397,26 +476,23 @@ def open_deblurrer(
     """The one way a command opens its model: choose it (`model` as `deblur.paths.choose_model` takes it, or a
     choice already made), choose the runtime (`deblur.runtime.choose_runtime`), load it, and say which model runs
     in what."""
-    chosen = model if isinstance(model, ModelChoice) else choose_model(model)
+    chosen = model if isinstance(model, ModelChoice) else choose_model(model, kernel_aware=method == "kernel-aware")
     runtime, hint = choose_runtime(runtime)
-    deblurrer = load_deblurrer(
-        chosen.path,
-        precision=precision,
-        tile=tile,
-        overlap=overlap,
-        ensemble=ensemble,
-        strength=strength,
-        runtime=runtime,
-        method=method,
-        threads=threads,
-        log=log,
-    )
+    settings = dict(precision=precision, tile=tile, overlap=overlap, ensemble=ensemble, strength=strength)
+    settings.update(runtime=runtime, threads=threads)
+    deblurrer = load_deblurrer(chosen.path, **settings, method=method, log=log)
+    if deblurrer.kernel_aware:
+        # The plain network for clips and for the network's and auto's ways: the shipped one, opened when needed.
+        network = choose_model("pretrained")
+        deblurrer.open_network = partial(load_deblurrer, network.path, **settings, method="network", log=log)
     if deblurrer.method == "kernel":
         log(f"method: {deblurrer.settings}")
     else:
         log(f"model: {chosen.description}, in {deblurrer.settings}")
-    if hint and deblurrer.method != "kernel":  # the hint is about running the model
-        log(Hint(hint))
+    if deblurrer.method == "kernel-aware" and not deblurrer.kernel_aware:
+        log(f"{chosen.path} is not a kernel-aware network: it deblurs by itself (--method network)")
+    if hint and deblurrer.method != "kernel" and first_time("openvino-hint"):  # about running the model; once
+        log(Hint(hint + " (said once)"))
     return deblurrer, chosen
 
 

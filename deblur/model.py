@@ -8,6 +8,7 @@ mixed-precision policy.
 from __future__ import annotations
 
 import keras
+import numpy as np
 from keras import layers, ops
 
 # The smallest height and width the generator takes: padded to 8, a quarter of that leaves 2 pixels, the least
@@ -201,7 +202,54 @@ def instance_norm(inputs, gamma, beta, epsilon: float):
     return normalize(inputs, gamma, beta)
 
 
+@keras.saving.register_keras_serializable(package="deblur")
+class Channels(layers.Layer):
+    """Channels `start` to `stop` (exclusive) of an NHWC tensor: the kernel-aware network's two inputs come
+    stacked in one tensor, so that tiling, batching and exporting treat it as one image.
+
+    Args:
+        start: the first channel kept.
+        stop: one past the last channel kept.
+    """
+
+    def __init__(self, start: int = 0, stop: int = 3, **kwargs):
+        super().__init__(**kwargs)
+        self.start = start
+        self.stop = stop
+
+    def call(self, inputs):
+        return inputs[..., self.start : self.stop]
+
+    def compute_output_shape(self, input_shape):
+        return (*input_shape[:-1], self.stop - self.start)
+
+    def get_config(self):
+        return {**super().get_config(), "start": self.start, "stop": self.stop}
+
+
+@keras.saving.register_keras_serializable(package="deblur")
+class GatedMix(layers.Layer):
+    """`blurry + gate * (deconvolved - blurry)` per pixel: the kernel-aware network's choice, pixel by pixel,
+    between the photo and its deconvolution, which its residual then corrects. Inputs: blurry, deconvolved (NHWC,
+    3 channels) and the gate (NHWC, 1 channel, in [0, 1])."""
+
+    def call(self, inputs):
+        blurry, deconvolved, gate = inputs
+        return blurry + gate * (deconvolved - blurry)
+
+    def compute_output_shape(self, input_shape):
+        return input_shape[0]
+
+
 # === Network ===
+
+# The kernel-aware network's gate starts here (before its sigmoid): 5% of the deconvolution, so that a network
+# started from the plain one's weights (`start_from_network`) first gives nearly what the plain one gives.
+GATE_START = -3.0
+# The gate's logit is its convolution's output times this: Adam moves each weight by about the learning rate a
+# step, so an unscaled gate crept from 5% (at 2,500 steps it still kept a fifth of a deconvolution worth +6.7 dB on
+# Lai's photos, giving +3.3); scaled, its steps are this many times larger, as if its own learning rate were.
+GATE_GAIN = 8.0
 
 
 def build_generator(
@@ -210,11 +258,19 @@ def build_generator(
     norm: str = "instance",
     dropout: float = 0.0,
     zero_init_output: bool = True,
+    kernel_aware: bool = False,
     *,
     dtype: str | None = None,
     name: str = "deblur_generator",
 ) -> keras.Model:
     """Build the DeblurGAN generator (Kupyn et al., 2018) for images of any size.
+
+    The kernel-aware network (`kernel_aware`) is the same generator given the blurry photo and the kernel path's
+    deconvolution of it (`deblur.shake.restore.deconvolved`), stacked as 6 channels, blurry first. It returns
+    `blurry + gate * (deconvolved - blurry) + residual`, both from its last layer: where the deconvolution is
+    right, it keeps it at full resolution (the generator's own path runs at a quarter of it and could not copy
+    its detail); where it rings, lifts noise or meets blur the kernel does not explain, it leans on the photo and
+    corrects what is left.
 
     Args:
         width: channels of the first convolution; the residual blocks run at `4 * width`.
@@ -223,6 +279,7 @@ def build_generator(
         dropout: dropout rate inside the residual blocks (0 disables it).
         zero_init_output: start the last convolution at zero, so the untrained network returns its input;
             training then only has to learn the correction, which it does much faster.
+        kernel_aware: take the photo and its deconvolution (6 channels), as above.
         dtype: a dtype policy name for the whole model; None uses Keras' global policy.
         name: the model's name.
 
@@ -232,8 +289,10 @@ def build_generator(
         (1, 37, 53, 3)
     """
     # The skip path stays float32 whatever the policy: bfloat16 would quantize the image it adds back.
-    blurry = keras.Input(shape=(None, None, 3), name="blurry")
-    padded = PadToMultiple(4, dtype="float32", name="pad_to_multiple")(blurry)
+    channels = 6 if kernel_aware else 3
+    inputs = keras.Input(shape=(None, None, channels), name="blurry_and_deconvolved" if kernel_aware else "blurry")
+    stacked = PadToMultiple(4, dtype="float32", name="pad_to_multiple")(inputs)
+    padded = Channels(0, 3, dtype="float32", name="blurry_channels")(stacked) if kernel_aware else stacked
 
     def norm_layer(x, label):
         if norm == "instance":
@@ -250,7 +309,7 @@ def build_generator(
             filters, kernel, strides=strides, padding=padding, use_bias=norm == "none", dtype=dtype, name=label
         )(x)
 
-    x = ReflectionPad2D(3, dtype=dtype, name="head_pad")(padded)
+    x = ReflectionPad2D(3, dtype=dtype, name="head_pad")(stacked)
     x = norm_relu(conv(x, width, 7, "head_conv", padding="valid"), "head")
     x = norm_relu(conv(x, 2 * width, 3, "down1_conv", strides=2), "down1")
     x = norm_relu(conv(x, 4 * width, 3, "down2_conv", strides=2), "down2")
@@ -275,9 +334,47 @@ def build_generator(
     init = "zeros" if zero_init_output else "glorot_uniform"
     # The tail conv runs in the compute dtype (bfloat16 halves its time, measured): only the residual is rounded,
     # to about 0.4% of itself, well under one 8-bit level; the image added back below stays float32.
-    x = layers.Conv2D(3, 7, padding="valid", kernel_initializer=init, dtype=dtype, name="tail_conv")(x)
+    tail = x
+    x = layers.Conv2D(3, 7, padding="valid", kernel_initializer=init, dtype=dtype, name="tail_conv")(tail)
     residual = layers.Activation("tanh", dtype="float32", name="tail_tanh")(x)
-    sharp = layers.Add(dtype="float32", name="global_skip")([padded, residual])
+    base = padded
+    if kernel_aware:
+        gate = layers.Conv2D(
+            1,
+            7,
+            padding="valid",
+            kernel_initializer=init,
+            bias_initializer=keras.initializers.Constant(GATE_START / GATE_GAIN),
+            dtype=dtype,
+            name="gate_conv",
+        )(tail)
+        gate = layers.Rescaling(GATE_GAIN, dtype="float32", name="gate_gain")(gate)
+        gate = layers.Activation("sigmoid", dtype="float32", name="gate")(gate)
+        deconvolved = Channels(3, 6, dtype="float32", name="deconvolved_channels")(stacked)
+        base = GatedMix(dtype="float32", name="gated_mix")([padded, deconvolved, gate])
+    sharp = layers.Add(dtype="float32", name="global_skip")([base, residual])
     sharp = layers.ReLU(max_value=1.0, dtype="float32", name="clip_to_range")(sharp)
-    sharp = CropToMatch(dtype="float32", name="crop_to_input")([sharp, blurry])
-    return keras.Model(blurry, sharp, name=name)
+    sharp = CropToMatch(dtype="float32", name="crop_to_input")([sharp, inputs])
+    return keras.Model(inputs, sharp, name=name)
+
+
+def is_kernel_aware(model: keras.Model) -> bool:
+    """Whether `model` takes the photo and its deconvolution (6 channels) rather than the photo alone."""
+    return model.inputs[0].shape[-1] == 6
+
+
+def start_from_network(model: keras.Model, network: keras.Model) -> None:
+    """Set a kernel-aware `model`'s weights from a plain `network` of the same width and blocks: every layer
+    takes the network's weights, the first convolution's deconvolution channels start at zero and the gate as
+    built, so the new model first gives what the network gives, with 5% of the deconvolution mixed in."""
+    theirs = {layer.name: layer for layer in network.layers}
+    for layer in model.layers:
+        source = theirs.get(layer.name)
+        if source is None or not layer.weights:
+            continue
+        weights = source.get_weights()
+        if layer.name == "head_conv":
+            kernel = np.zeros(layer.get_weights()[0].shape, np.float32)
+            kernel[:, :, :3] = weights[0]
+            weights = [kernel, *weights[1:]]
+        layer.set_weights(weights)

@@ -21,6 +21,20 @@ def data_home() -> Path:
     return Path(cache) / "deblur"
 
 
+def first_time(name: str) -> bool:
+    """True the first time it is asked with `name` on this machine (for this user), then False: advice worth
+    giving once, not on every run. Remembered as an empty file under the data home."""
+    marker = data_home() / "said" / name
+    if marker.exists():
+        return False
+    try:
+        marker.parent.mkdir(parents=True, exist_ok=True)
+        marker.touch()
+    except OSError:  # a read-only home: say it every time rather than never
+        pass
+    return True
+
+
 def new_run_dir(runs: Path = RUNS_DIR) -> Path:
     """A fresh folder name under `runs/`, named by the local time; not created here."""
     stamp = time.strftime("%Y%m%d-%H%M%S")
@@ -38,10 +52,11 @@ def latest_model(runs: Path = RUNS_DIR) -> Path | None:
     return max(models, key=lambda p: p.stat().st_mtime) if models else None
 
 
-def shipped_model() -> Path | None:
-    """The pretrained model inside the installed package (`deblur/weights/model.keras`), or None if this copy of
-    deblur has none."""
-    path = Path(str(resources.files("deblur") / "weights" / "model.keras"))
+def shipped_model(kernel_aware: bool = False) -> Path | None:
+    """The pretrained network inside the installed package (`deblur/weights/model.keras`), or with `kernel_aware`
+    the kernel-aware one (`deblur/weights/kernel_aware/model.keras`), or None if this copy of deblur has none."""
+    weights = resources.files("deblur") / "weights"
+    path = Path(str(weights / "kernel_aware" / "model.keras" if kernel_aware else weights / "model.keras"))
     return path if path.is_file() else None
 
 
@@ -56,17 +71,21 @@ def _run_name(path: Path) -> str:
     return f"{path.parent.name}/{path.name}" if path.parent.name else path.name
 
 
-def choose_model(model: str | Path | None, runs: Path = RUNS_DIR) -> ModelChoice:
+def choose_model(model: str | Path | None, runs: Path = RUNS_DIR, *, kernel_aware: bool = False) -> ModelChoice:
     """The model a command uses: a `model.keras` path; "latest", the newest training run; "pretrained" or None,
-    the model shipped with deblur (with None and no shipped model, the newest run)."""
+    the model shipped with deblur, the kernel-aware one with `kernel_aware` (with None and no shipped model, the
+    newest run)."""
     if model is not None and str(model) not in ("latest", "pretrained"):
         return ModelChoice(Path(model), str(model), _run_name(Path(model)))
-    shipped = shipped_model()
+    shipped = shipped_model(kernel_aware)
     if model is None and shipped or str(model) == "pretrained":
         if shipped is None:
             raise SettingError("this copy of deblur has no pretrained model", settings=("model",))
+        what = "kernel-aware network" if kernel_aware else "model"
         return ModelChoice(
-            shipped, f"the pretrained model shipped with deblur ({shipped})", "the pretrained model shipped with deblur"
+            shipped,
+            f"the pretrained {what} shipped with deblur ({shipped})",
+            f"the pretrained {what} shipped with deblur",
         )
     latest = latest_model(runs)
     if latest is None:

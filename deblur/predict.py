@@ -17,10 +17,12 @@ import numpy as np
 from deblur.errors import DeblurError, OutputExistsError, SettingError
 from deblur.imageio import (
     DEFAULT_MAX_PIXELS,
+    DEFAULT_QUALITY,
     READ_SUFFIXES,
-    WRITE_FORMATS,
     ImageReadError,
+    WriteOptions,
     find_images,
+    flattens_alpha,
     is_photo,
     read_photo,
     write_photo,
@@ -59,6 +61,7 @@ class PredictReport:
     # the photos auto left to the network as sharp somewhere, but not by much (`deblur.shake.choose.MAYBE_SHAKEN`)
     maybe_shaken: list[Path] = field(default_factory=list)
     skipped: list[Path] = field(default_factory=list)  # outputs already there, whole (a finished earlier run's)
+    flattened: list[Path] = field(default_factory=list)  # photos whose transparency the format could not keep
 
 
 @dataclass(frozen=True)
@@ -70,38 +73,66 @@ class PredictOptions:
     side_by_side: bool = False  # photos: also write <name>_side_by_side: blurry | deblurred
     max_pixels: int = DEFAULT_MAX_PIXELS  # refuse larger images and frames (a decompression-bomb guard)
     encoding: Encoding = Encoding()  # clips: the video codec and quality
+    quality: int = DEFAULT_QUALITY  # photos written as JPEG or WebP
+    strip_metadata: bool = False  # photos: leave out EXIF (camera, date, place) and the ICC profile
+    # outputs named with the input's extension too (photo.webp -> photo.webp.png), so inputs that differ only by
+    # it do not clash
+    keep_extension: bool = False
 
     def __post_init__(self) -> None:
-        if self.fmt not in WRITE_FORMATS:
-            raise SettingError(
-                f"format must be one of {', '.join(WRITE_FORMATS)}; got {self.fmt!r}", settings=("format",)
-            )
+        self.write  # checks the format and quality  # noqa: B018
+
+    @property
+    def write(self) -> WriteOptions:
+        return WriteOptions(self.fmt, self.quality, self.strip_metadata)
 
 
 def input_kind(path: Path) -> str:
-    """ "photo" or "video", by content: Pillow's photos first (a GIF is its first frame), then FFmpeg's clips; a
+    """ "photo" or "video": a photo's suffix (or a file Pillow reads) is a photo, never a clip, even where FFmpeg
+    would open it as one frame (a HEIC photo once became a one-frame video); else what FFmpeg opens is a clip; a
     file neither reads is judged by its suffix, so that its error speaks of what it claims to be."""
-    if is_photo(path):
+    if path.suffix.lower() in READ_SUFFIXES or is_photo(path):
         return "photo"
     if is_media_file(path) or path.suffix.lower() in VIDEO_SUFFIXES:
         return "video"
     return "photo"
 
 
-def output_paths(inputs: list[tuple[Path, Path, str]], out_dir: Path, fmt: str) -> dict[Path, Path]:
-    """Where each input's result goes (photos as `fmt`, clips as video); refuses two inputs writing one file, or
-    an output over an input."""
+class NameClashError(SettingError):
+    """Two inputs would be written to one output, or an output would replace an input."""
+
+
+def output_paths(
+    inputs: list[tuple[Path, Path, str]], out_dir: Path, fmt: str, *, keep_extension: bool = False
+) -> dict[Path, Path]:
+    """Where each input's result goes (photos as `fmt`, clips as video; with `keep_extension` the input's
+    extension stays in the name: photo.webp -> photo.webp.png); refuses, listing every one at once, inputs that
+    would write one file or an output over an input."""
     outputs: dict[Path, Path] = {}
-    taken: dict[Path, Path] = {}
+    taken: dict[Path, list[Path]] = {}
     given = {path.resolve() for path, _, _ in inputs}
+    over_inputs = []
     for path, name, kind in inputs:
-        target = out_dir / name.with_suffix(video_suffix(path) if kind == "video" else f".{fmt}")
+        suffix = video_suffix(path) if kind == "video" else f".{fmt}"
+        target = out_dir / (name.with_name(name.name + suffix) if keep_extension else name.with_suffix(suffix))
         if target.resolve() in given:
-            raise SettingError(f"{target} would overwrite an input; choose another output folder", settings=("out",))
-        if target in taken:
-            raise SettingError(f"{path} and {taken[target]} would both be written to {target}; deblur them separately")
-        taken[target] = path
+            over_inputs.append(f"{target} would overwrite an input")
+        taken.setdefault(target, []).append(path)
         outputs[path] = target
+    clashes = [
+        f"{', '.join(str(p) for p in sources)} would all be written to {target}"
+        for target, sources in taken.items()
+        if len(sources) > 1
+    ]
+    if over_inputs:
+        raise NameClashError("; ".join(over_inputs) + ": choose another output folder", settings=("out",))
+    if clashes:
+        listed = "\n".join(f"  - {clash}" for clash in clashes)
+        raise NameClashError(
+            f"{len(clashes)} output name(s) taken by more than one input; nothing was deblurred:\n{listed}\n"
+            "keep each input's extension in its output's name to tell them apart (keep_extension)",
+            settings=("keep_extension",),
+        )
     return outputs
 
 
@@ -123,7 +154,10 @@ def deblur_photos(
 ) -> PredictReport:
     """`deblur predict`: choose and load the model (`model` as `deblur.paths.choose_model` takes it), say which,
     and deblur every photo and clip in `inputs` into `out_dir`."""
-    check_found(inputs)  # before the model loads: seconds, for nothing
+    # Before the model loads (seconds, for nothing): folders with nothing in them, missing files, name clashes.
+    check_found(inputs)
+    check_missing(inputs)
+    output_paths(_kinds(inputs), out_dir, options.fmt, keep_extension=options.keep_extension)
     deblurrer, chosen = open_deblurrer(
         model,
         precision=precision,
@@ -136,6 +170,19 @@ def deblur_photos(
         log=log,
     )
     return predict_files(inputs, deblurrer, chosen.path, out_dir, options, progress, log=log)
+
+
+def check_missing(inputs: list[Path]) -> None:
+    """Refuse inputs that do not exist, naming every one: a mistyped path, said before any work."""
+    missing = [str(path) for path in inputs if not path.exists()]
+    if missing:
+        raise ImageReadError(f"no such file or folder: {', '.join(missing)}; nothing was deblurred")
+
+
+def _kinds(inputs: list[Path]) -> list[tuple[Path, Path, str]]:
+    """(file, name, photo or video) of every existing input file, folders searched."""
+    found = find_images(inputs, suffixes=READ_SUFFIXES | VIDEO_SUFFIXES)
+    return [(path, name, input_kind(path)) for path, name in found if path.exists()]
 
 
 class NothingFoundError(DeblurError, FileNotFoundError):
@@ -175,8 +222,8 @@ def predict_files(
     for path, _ in found:
         if not path.exists():
             report.failed.append((path, ImageReadError(f"{path}: no such file")))
-    found = [(path, name, input_kind(path)) for path, name in found if path.exists()]
-    outputs = output_paths(found, out_dir, options.fmt)
+    found = _kinds(inputs)
+    outputs = output_paths(found, out_dir, options.fmt, keep_extension=options.keep_extension)
     if not options.overwrite:
         done = [(path, name, kind) for path, name, kind in found if finished(outputs[path], options, kind)]
         report.skipped = [outputs[path] for path, _, _ in done]
@@ -190,7 +237,9 @@ def predict_files(
                 report.clips.append(clip)
                 report.written.append(clip.target)
             else:
-                report.written.append(predict_one(path, outputs[path], deblurrer, options, progress))
+                report.written.append(
+                    predict_one(path, outputs[path], deblurrer, options, progress, on_flattened=report.flattened.append)
+                )
                 if deblurrer.last_choice:
                     report.ways[report.written[-1]] = deblurrer.last_choice
                 if deblurrer.last_maybe_shaken:
@@ -225,10 +274,18 @@ def predict_clip(
 
 
 def predict_one(
-    path: Path, target: Path, deblurrer: Deblurrer, options: PredictOptions, progress: Progress | None = None
+    path: Path,
+    target: Path,
+    deblurrer: Deblurrer,
+    options: PredictOptions,
+    progress: Progress | None = None,
+    *,
+    on_flattened: Callable[[Path], None] | None = None,
 ) -> Path:
     """Deblur one photo file into `target` (and its side-by-side); returns `target`. An input that cannot be
-    used raises ImageReadError naming it, an existing output OutputExistsError; nothing is written for it."""
+    used raises ImageReadError naming it, an existing output OutputExistsError; nothing is written for it.
+    `on_flattened` is told of a photo whose transparency the output format cannot hold (it is flattened onto
+    white)."""
     pair_target = target.with_name(f"{target.stem}_side_by_side{target.suffix}")
     if not options.overwrite and (target.exists() or (options.side_by_side and pair_target.exists())):
         raise OutputExistsError(f"{target}: exists; allow overwriting to replace it", settings=("overwrite",))
@@ -237,8 +294,10 @@ def predict_one(
     check_min_side(width, height, str(path))
     on_tiles = progress.image(path.name, deblurrer.calls(height, width)) if progress else None
     restored = deblurrer(photo.rgb, on_tiles)
-    write_photo(target, restored, photo, options.fmt)
+    write_photo(target, restored, photo, options.write)
+    if on_flattened and flattens_alpha(photo, options.fmt):
+        on_flattened(path)
     if options.side_by_side:
         side_by_side = np.concatenate([photo.rgb, restored], axis=1)
-        write_photo(pair_target, side_by_side, replace(photo, alpha=None), options.fmt)
+        write_photo(pair_target, side_by_side, replace(photo, alpha=None), options.write)
     return target

@@ -9,7 +9,7 @@ runner = CliRunner()
 def test_train_smoke(tmp_path):
     out = tmp_path / "run"
     result = runner.invoke(
-        app, ["train", "--config", "smoke", "--out", str(out), "--precision", "float32", "--epochs", "1", "-q"]
+        app, ["train", "--config", "smoke", "--out", str(out), "--precision", "float32", "--epochs", "1"]
     )
     assert result.exit_code == 0, result.output
     assert "precision: float32 (requested)" in result.output
@@ -73,7 +73,8 @@ def test_user_errors_are_one_line_with_the_flags(monkeypatch, tmp_path):
 def test_a_bad_choice_is_named_without_the_validators_plumbing():
     result = runner.invoke(app, ["predict", "x.png", "--method", "blind"])
     assert result.exit_code == 2
-    assert "Invalid value for '--method': 'blind' is not one of 'network', 'kernel', 'auto'." in result.output
+    message = "Invalid value for '--method': 'blind' is not one of 'kernel-aware', 'network', 'kernel', 'auto'."
+    assert message in result.output
     assert "Value error" not in result.output
     result = runner.invoke(app, ["data", "synth", "--src", "x", "--out", "y", "--blur", "nope"])
     assert result.exit_code == 2 and "'nope' is not one of 'kernel', 'motion'" in result.output
@@ -85,3 +86,24 @@ def test_usage_lines_read_as_the_docs_write_them():
     assert "data check [OPTIONS] DIR\n" in runner.invoke(app, ["data", "check", "--help"]).output
     from_video = runner.invoke(app, ["data", "from-video", "--help"]).output
     assert "data from-video [OPTIONS] CLIP|FOLDER\n" in from_video
+
+
+def test_quiet_training_prints_the_result_only_and_what_to_run_next(tmp_path):
+    out = tmp_path / "run"
+    args = ["train", "--config", "smoke", "--out", str(out), "--precision", "float32", "--epochs", "2", "-q"]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 0, result.output
+    assert "epoch 1:" not in result.output and "precision:" not in result.output
+    assert result.output.startswith("done: 8 steps; validation PSNR")
+    assert f"try it: deblur predict --model {out / 'model.keras'} photo.jpg" in result.output
+
+
+def test_a_time_limit_stops_training_with_the_model_saved(tmp_path):
+    out = tmp_path / "run"
+    args = ["train", "--config", "smoke", "--out", str(out), "--precision", "float32", "--epochs", "50"]
+    result = runner.invoke(app, [*args, "--set", "train.max_minutes=0.0001"])  # gone by the first step
+    assert result.exit_code == 0, result.output
+    assert "stopped at the time limit (train.max_minutes=0.0001) after 1 of 200 steps" in result.output
+    assert (out / "model.keras").is_file() and "epoch 1:" in result.output
+    again = runner.invoke(app, [*args, "--set", "train.max_minutes=0.0001"])  # goes on from there
+    assert "resuming from" in again.output and "after 2 of 200 steps" in again.output

@@ -71,3 +71,11 @@ def test_round_trip():
 def test_missing_file_is_a_config_error(tmp_path):
     with pytest.raises(ConfigError, match="cannot read config file"):
         load_config(tmp_path / "missing.yaml")
+
+
+def test_the_kernel_aware_recipe_builds_the_kernel_aware_network_from_the_shipped_one():
+    # a recipe whose model section forgets the key trains a plain network on its pairs, silently but for a line
+    config = load_config("kernel-aware")
+    assert config.model.kernel_aware and config.data.synth.deconvolve and config.train.init == "pretrained"
+    shipped = load_config("pretrained").model
+    assert (config.model.width, config.model.blocks, config.model.norm) == (shipped.width, shipped.blocks, shipped.norm)

@@ -150,3 +150,56 @@ def test_without_min_noise_the_level_is_fixed_and_no_draw_is_added(sharp):
 def test_min_noise_outside_zero_to_noise_names_the_key(min_noise):
     with pytest.raises(ConfigError, match="data.synth.min_noise"):
         SynthConfig(noise=0.02, min_noise=min_noise)
+
+
+def test_a_pair_left_sharp_differs_from_its_photo_only_by_noise():
+    from deblur.data.degrade import degrade_pair
+
+    sharp = (np.random.default_rng(0).random((64, 80, 3)) * 255).astype(np.uint8)
+    target, blurry, kernel = degrade_pair(
+        sharp, np.random.default_rng(1), SynthConfig(5, 9, noise=0.0, sharp_share=1.0)
+    )
+    assert kernel.shape == (1, 1)
+    np.testing.assert_array_equal(target, sharp)
+    np.testing.assert_array_equal(blurry, sharp)
+
+
+def test_clipped_lights_make_the_sharp_photo_brighter_where_it_was_brightest():
+    from deblur.data.degrade import degrade_pair
+
+    sharp = np.full((64, 64, 3), 100, np.uint8)
+    sharp[20:30, 20:30] = 235  # a light
+    target, blurry, _ = degrade_pair(sharp, np.random.default_rng(2), SynthConfig(5, 9, noise=0.0, clipped_share=1.0))
+    assert target[25, 25].min() == 255 and target[50, 50].max() == 100
+    # the blur spreads light brighter than white: the streak around the light is brighter than the same blur
+    # of the unclipped photo
+    _, plain, _ = degrade_pair(sharp, np.random.default_rng(2), SynthConfig(5, 9, noise=0.0))
+    assert blurry.astype(int).sum() > plain.astype(int).sum()
+
+
+def test_jpeg_share_sends_the_blurry_photo_through_a_jpeg():
+    from deblur.data.degrade import degrade_pair
+    from deblur.data.demo import load_photo
+
+    sharp = load_photo("astronaut")[:64, :64]
+    recipe = SynthConfig(5, 9, noise=0.0, sharp_share=1.0, jpeg_share=1.0)
+    _, blurry, _ = degrade_pair(sharp, np.random.default_rng(1), recipe)
+    assert 0 < np.abs(blurry.astype(int) - sharp).mean() < 8  # changed a little, as a JPEG of quality 70-95 does
+
+
+def test_log_length_keeps_kernels_within_the_photo_share():
+    from deblur.data.degrade import LONGEST_SHARE, degrade_pair
+
+    sharp = np.zeros((100, 120, 3), np.uint8)
+    recipe = SynthConfig(2, 80, noise=0.0, log_length=True)
+    sizes = [degrade_pair(sharp, np.random.default_rng(seed), recipe)[2].shape[0] for seed in range(30)]
+    # the kernel's square is centred on the path's mean: it reaches the path's length and a pixel each way
+    assert max(sizes) <= 2 * (LONGEST_SHARE * 120 + 1) + 1 < 80
+    assert min(sizes) <= 7  # light blur too
+
+
+def test_new_recipe_keys_are_checked():
+    with pytest.raises(ConfigError, match="data.synth.sharp_share"):
+        SynthConfig(sharp_share=1.5)
+    with pytest.raises(ConfigError, match="frames_share needs data.synth.max_frames"):
+        SynthConfig(frames_share=0.5)

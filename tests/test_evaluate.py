@@ -54,7 +54,7 @@ def test_table_and_json_side_by_side(synthetic, tmp_path):
     report = json.loads(out.read_text())
     assert report["methods"] == ["model", "blurry", "richardson-lucy", "wiener"]
     assert report["split"] == "val" and report["mean"]["images"] == 2 == len(report["images"])
-    assert report["precision"] == "float32" and report["ensemble"] == 1 and report["method"] == "auto"
+    assert report["precision"] == "float32" and report["ensemble"] == 1 and report["method"] == "network"
     for image in report["images"]:
         assert image["kernel"] is True
         assert set(image["psnr"]) == set(image["ssim"]) == set(report["methods"])
@@ -174,3 +174,22 @@ def test_a_flat_folder_is_evaluated_whole_by_default_and_the_output_says_so(tmp_
     result = runner.invoke(app, [*args, "--split", "val"])
     assert result.exit_code == 0, result.output
     assert "1 val pair(s)" in result.output and "no split of its own" not in result.output
+
+
+def test_the_data_folder_is_an_argument_and_align_scores_at_the_best_shift(synthetic, tmp_path):
+    data, model = synthetic
+    out = tmp_path / "aligned.json"
+    args = ["evaluate", str(data), "--model", str(model), "--method", "network", "--no-baselines", "--align"]
+    result = runner.invoke(app, [*args, "--out", str(out), "-q"])
+    assert result.exit_code == 0, result.output
+    assert (
+        "at each one's best shift within 5 px" in result.output
+        and "model vs blurry at the best shifts" in result.output
+    )
+    report = json.loads(out.read_text())
+    image = report["images"][0]
+    assert set(image["aligned_psnr"]) == {"model", "blurry"} and len(image["shift"]["model"]) == 2
+    # the best shift can only do better than none, on the same window or a slightly smaller one
+    assert report["mean"]["aligned_psnr"]["blurry"] >= report["mean"]["psnr"]["blurry"] - 0.5
+    twice = runner.invoke(app, ["evaluate", str(data), "--data", str(data), "--model", str(model)])
+    assert twice.exit_code != 0 and "give the dataset folder once" in twice.output

@@ -211,7 +211,8 @@ def test_litert_takes_any_size_in_one_interpreter(model, tmp_path):
     rng = np.random.default_rng(0)
     for shape in [(5, 7, 3), (64, 48, 3), (37, 101, 3)]:
         image = rng.random(shape, dtype=np.float32)
-        assert psnr(run(image), deblurrer(image)) >= 80
+        # the model itself: a photo under SMALL_SIDE goes through `deblurrer(image)` mirrored out first
+        assert psnr(run(image), np.asarray(deblurrer.run(image[None]))[0]) >= 80
 
 
 # === What it refuses ===
@@ -341,3 +342,21 @@ def test_onnx_names_its_output_and_dimensions(model, tmp_path):
     assert blurry.shape == sharp.shape == ["batch", "height", "width", 3]
     image = np.random.default_rng(0).random((1, 21, 30, 3), dtype=np.float32)
     assert session.run(["sharp"], {"blurry": image})[0].shape == (1, 21, 30, 3)
+
+
+def test_export_speaks_of_the_model_only_and_a_kernel_aware_one_takes_six_channels(model, tmp_path):
+    result = export(model, tmp_path / "m.onnx", "--format", "onnx")
+    assert result.exit_code == 0, result.output
+    assert "kernel path" not in result.output and "kernel-aware" not in result.output
+    aware = save_model(tmp_path / "aware", width=4, blocks=1, kernel_aware=True)
+    result = export(aware, tmp_path / "aware.onnx", "--format", "onnx")
+    assert result.exit_code == 0, result.output
+    assert "a kernel-aware model takes 6 channels" in result.output
+    image = np.random.default_rng(0).random((1, 24, 32, 6)).astype(np.float32)
+    import onnxruntime
+
+    session = onnxruntime.InferenceSession(str(tmp_path / "aware.onnx"))
+    expected = load_deblurrer(aware).model.predict_on_batch(image)
+    assert psnr(session.run(None, {"blurry": image})[0], expected) > 80
+    refused = export(aware, tmp_path / "aware8.onnx", "--format", "onnx", "--quantize", "int8")
+    assert refused.exit_code == 1 and "is kernel-aware: int8 calibrates on photos alone" in refused.output

@@ -18,7 +18,16 @@ import deblur.model  # noqa: F401  registers the layers for loading
 @pytest.mark.slow
 def test_sigkill_then_rerun_loses_nothing(tmp_path):
     out = tmp_path / "run"
-    command = [sys.executable, "-m", "deblur", "train", "--config", "smoke", "--out", str(out), "-q"]
+    command = [
+        sys.executable,
+        "-m",
+        "deblur",
+        "train",
+        "--config",
+        "smoke",
+        "--out",
+        str(out),
+    ]  # the log says it resumes
     command += [
         "--precision",
         "float32",

@@ -16,7 +16,7 @@ PACKAGE = Path(deblur.__file__).parent
 FLOORS = [
     # 0: shared facts, imported by anything
     {"deblur.errors", "deblur.hardware", "deblur.files", "deblur.console", "deblur.tables", "deblur.strength"},
-    {"deblur.tiling", "deblur.config", "deblur.paths", "deblur.imageio"},
+    {"deblur.tiling", "deblur.config", "deblur.paths", "deblur.imageio", "deblur.photo16"},
     {"deblur.model", "deblur.losses", "deblur.data", "deblur.runtime", "deblur.shake"},
     {"deblur.inference", "deblur.video"},
     {"deblur.predict", "deblur.training", "deblur.evaluation", "deblur.export", "deblur.timings", "deblur.serve"},

@@ -203,3 +203,32 @@ def test_training_with_the_closed_form_follows_the_same_loss_curve(monkeypatch, 
     ours, automatic = np.array(curves)
     assert abs(ours[-1] - ours[0]) > 10 * tolerance * ours[0]  # the loss does move: the comparison means something
     np.testing.assert_allclose(ours, automatic, rtol=tolerance)
+
+
+def test_the_kernel_aware_network_takes_the_photo_and_its_deconvolution():
+    from deblur.model import GATE_START, is_kernel_aware
+
+    model = build_generator(width=4, blocks=1, kernel_aware=True)
+    assert is_kernel_aware(model) and not is_kernel_aware(build_generator(width=4, blocks=1))
+    blurry = np.random.rand(1, 37, 53, 3).astype("float32")
+    deconvolved = np.random.rand(1, 37, 53, 3).astype("float32")
+    out = np.asarray(model(np.concatenate([blurry, deconvolved], axis=-1)))
+    assert out.shape == (1, 37, 53, 3)
+    # untrained, it mixes in the deconvolution at the gate's starting weight, and nothing else
+    gate = 1 / (1 + np.exp(-GATE_START))
+    np.testing.assert_allclose(out, np.clip(blurry + gate * (deconvolved - blurry), 0, 1), atol=1e-5)
+
+
+def test_a_kernel_aware_network_started_from_a_plain_one_first_gives_what_it_gives(tmp_path):
+    from deblur.model import start_from_network
+
+    network = build_generator(width=4, blocks=2, zero_init_output=False)
+    model = build_generator(width=4, blocks=2, kernel_aware=True)
+    start_from_network(model, network)
+    photo = np.random.rand(1, 24, 32, 3).astype("float32")
+    # with the photo as its own deconvolution, the gate has nothing to mix: the plain network's result
+    same = np.asarray(model(np.concatenate([photo, photo], axis=-1)))
+    np.testing.assert_allclose(same, np.asarray(network(photo)), atol=1e-5)
+    model.save(tmp_path / "aware.keras")
+    loaded = keras.saving.load_model(tmp_path / "aware.keras", safe_mode=True)
+    np.testing.assert_allclose(np.asarray(loaded(np.concatenate([photo, photo], -1))), same, atol=1e-6)

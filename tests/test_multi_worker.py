@@ -33,7 +33,7 @@ def test_two_workers_train_in_step(tmp_path):
             "TMPDIR": str(tmp_path),  # where the non-chief worker keeps its temporary checkpoints
         }
         command = [sys.executable, "-m", "deblur", "train", "--config", "smoke", "--strategy", "multi-worker"]
-        command += ["--precision", "float32", "--out", str(out), "-q"]
+        command += ["--precision", "float32", "--out", str(out)]  # not --quiet: the epoch lines are compared
         processes.append(
             subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         )

@@ -129,3 +129,34 @@ def test_skip_unreadable_still_stops_on_layout_problems(tmp_path):
     (tmp_path / "sharp" / "001.png").unlink()
     with pytest.raises(DatasetError, match="no sharp partner"):
         preflight(tmp_path, 32, skip_unreadable=True)
+
+
+def make_deconvolved(root, count=3, size=(40, 40)):
+    make_flat_dataset(root, count, size)
+    rng = np.random.default_rng(1)
+    for i in range(count):
+        write_image(root / "deconvolved" / f"{i:03d}.png", noise_image(rng, *size))
+    return root
+
+
+def test_a_deconvolved_folder_gives_each_pair_its_deconvolution(tmp_path):
+    splits = preflight(make_deconvolved(tmp_path), 32)
+    for pair in splits.train + splits.val:
+        assert pair.deconvolved == tmp_path / "deconvolved" / pair.blurry.name
+
+
+def test_a_missing_or_mismatched_deconvolution_is_named(tmp_path):
+    make_deconvolved(tmp_path)
+    (tmp_path / "deconvolved" / "001.png").unlink()
+    write_image(tmp_path / "deconvolved" / "002.png", noise_image(np.random.default_rng(2), 30, 40))
+    problems = problems_of(tmp_path)
+    assert "001.png: no deconvolution beside it" in problems
+    assert "deconvolved/002.png: size 40x30 differs from its blurry photo" in problems
+
+
+def test_the_kernel_aware_network_refuses_data_without_deconvolutions(tmp_path):
+    from deblur.data.pairs import check_deconvolved
+
+    splits = preflight(make_flat_dataset(tmp_path, 3, (40, 40)), 32)
+    with pytest.raises(DatasetError, match="needs each pair's deconvolution in a deconvolved/ folder"):
+        check_deconvolved(splits.train, tmp_path)

@@ -29,14 +29,14 @@ def test_latest_is_the_newest_run(tmp_path):
 def test_default_is_the_shipped_model_even_after_a_run(tmp_path, monkeypatch):
     shipped = make_run(tmp_path / "package", "weights")
     make_run(tmp_path / "runs", "demo")  # a 3-minute demo must not shadow the shipped model
-    monkeypatch.setattr(paths, "shipped_model", lambda: shipped)
+    monkeypatch.setattr(paths, "shipped_model", lambda kernel_aware=False: shipped)
     choice = paths.choose_model(None, tmp_path / "runs")
     assert choice.path == shipped and "pretrained model shipped with deblur" in choice.description
     assert paths.choose_model("pretrained", tmp_path / "runs").path == shipped
 
 
 def test_without_a_shipped_model(tmp_path, monkeypatch):
-    monkeypatch.setattr(paths, "shipped_model", lambda: None)
+    monkeypatch.setattr(paths, "shipped_model", lambda kernel_aware=False: None)
     with pytest.raises(SettingError, match="no trained model"):
         paths.choose_model(None, tmp_path)
     run = make_run(tmp_path, "demo")

@@ -112,3 +112,20 @@ def test_validation_centre_crop(pairs):
     # Twice through gives the same crops: no augmentation in validation.
     again = list(val_dataset(pairs, crop=32))
     np.testing.assert_array_equal(crops[0][0].numpy(), again[0][0].numpy())
+
+
+def test_pairs_with_deconvolutions_give_six_channel_inputs_cropped_as_one(tmp_path):
+    rng = np.random.default_rng(0)
+    for i in range(3):
+        blurry = rng.integers(0, 256, (40, 48, 3), dtype=np.uint8)
+        write_image(tmp_path / "blur" / f"{i}.png", blurry)
+        write_image(tmp_path / "deconvolved" / f"{i}.png", 255 - blurry)
+        write_image(tmp_path / "sharp" / f"{i}.png", blurry // 2)
+    pairs = preflight(tmp_path, 16).train + preflight(tmp_path, 16).val
+    for blurry, sharp in train_dataset(pairs, patch_size=16, batch_size=2, seed=1).take(6):
+        assert blurry.shape == (2, 16, 16, 6) and sharp.shape == (2, 16, 16, 3)
+        # the three images of each pair stay aligned through the crop, flips and turns
+        np.testing.assert_allclose(blurry[..., 3:].numpy(), 1.0 - blurry[..., :3].numpy(), atol=1e-6)
+        np.testing.assert_allclose(sharp.numpy(), np.floor(blurry[..., :3].numpy() * 255 / 2) / 255, atol=1e-6)
+    blurry, sharp = next(iter(val_dataset(pairs, crop=None)))
+    assert blurry.shape[-1] == 6 and sharp.shape[-1] == 3

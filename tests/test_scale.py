@@ -55,8 +55,10 @@ def test_a_folder_with_a_corrupt_photo_gives_plain_predicts_outputs_a_dead_lette
     _, lightly, _ = shaken(6, seed=4)  # to the model, but named as a photo that may still be shaken all over
     Image.fromarray((lightly * 255).round().astype(np.uint8)).save(inputs / "lightly.png")
 
-    plain = predict(inputs, "--out", tmp_path / "plain", "--model", model)
+    # under --method auto, which says which way each photo went
+    plain = predict(inputs, "--out", tmp_path / "plain", "--model", model, "--method", "auto")
     args = ["predict", str(inputs), "--out", str(tmp_path / "scaled"), "--model", str(model), "--runtime", "tensorflow"]
+    args += ["--method", "auto"]
     scaled = CliRunner().invoke(app, [*args, "--engine", "ray", "--workers", "2"])  # not quiet: its hint too
 
     assert plain.exit_code == scaled.exit_code == 1, scaled.output
@@ -75,7 +77,9 @@ def test_a_folder_with_a_corrupt_photo_gives_plain_predicts_outputs_a_dead_lette
         assert f"wrote {out / 'photo1.png'} (by the network)" in result.output, result.output
     assert "1 photo (lightly.png) went to the network" in scaled.stderr
 
-    again = predict(inputs, "--out", tmp_path / "scaled", "--model", model, "--engine", "ray", "--workers", 2)
+    again = predict(
+        inputs, "--out", tmp_path / "scaled", "--model", model, "--engine", "ray", "--workers", 2, "--method", "auto"
+    )
     assert again.exit_code == 1 and "0 done, 6 skipped, 1 failed" in again.output
 
     (inputs / "broken.jpg").unlink()
@@ -148,12 +152,12 @@ def test_a_clip_that_plain_predict_left_half_done_is_finished_by_the_workers_and
     (tmp_path / "in").mkdir()
     clip = make_clip(tmp_path / "in" / "walk.mp4", frames=130, size=(48, 64))  # 3 segments of 2 s at 30 fps
     target = tmp_path / "out" / "walk.mp4"
-    # as `predict --runtime tensorflow` opens it: under auto, the default, which sends clips to the model
-    opened, _ = open_deblurrer(model, runtime="tensorflow", log=lambda _: None)
+    # as `predict --runtime tensorflow --method auto` opens it: auto sends clips to the model
+    opened, _ = open_deblurrer(model, runtime="tensorflow", method="auto", log=lambda _: None)
     with pytest.raises(KeyboardInterrupt):
         deblur_clip(clip, target, Interrupting(opened.for_clips()[0], calls=1), log=lambda _: None)
     assert (work_folder(target) / "00000.mp4").exists()
-    args = ["predict", str(tmp_path / "in"), "--out", str(tmp_path / "out"), "--model", str(model)]
+    args = ["predict", str(tmp_path / "in"), "--out", str(tmp_path / "out"), "--model", str(model), "--method", "auto"]
     scaled = CliRunner().invoke(app, [*args, "--runtime", "tensorflow", "--engine", "ray"])  # not quiet: its notes
     assert scaled.exit_code == 0, scaled.output
     assert "resuming: 1 finished segment(s)" in scaled.output and "2 tasks for ray" in scaled.output

@@ -31,9 +31,10 @@ def model(tmp_path_factory):
 LIMITS = Limits(max_bytes=2_000_000, max_pixels=1_000_000, waiting=2)
 
 
-def make_client(model, limits=LIMITS, **options):
-    deblurrer = load_deblurrer(model, precision="float32", method=DEFAULT_METHOD)  # as `deblur serve` opens it
-    service = DeblurService(deblurrer, model_info(model, "a test model", "float32"), limits)
+def make_client(model, limits=LIMITS, method=DEFAULT_METHOD, **options):
+    deblurrer = load_deblurrer(model, precision="float32", method=method)  # as `deblur serve` opens it
+    info = model_info(model, "a test model", "float32", method=deblurrer.effective_method)
+    service = DeblurService(deblurrer, info, limits)
     return TestClient(create_app(service, **options)), service
 
 
@@ -41,6 +42,14 @@ def make_client(model, limits=LIMITS, **options):
 def client(model):
     client, service = make_client(model)
     with client:  # runs the lifespan: warm-up, then the shutdown of the line
+        yield client
+
+
+@pytest.fixture(scope="module")
+def auto_client(model):
+    """A server started with --method auto (a plain model: the default, kernel-aware, runs it as the network)."""
+    client, service = make_client(model, method="auto")
+    with client:
         yield client
 
 
@@ -54,12 +63,12 @@ def photo() -> Image.Image:
     return Image.fromarray(skimage_data.astronaut()[:90, :130])
 
 
-def predicted(model, tmp_path, data: bytes, name: str, fmt: str = "png") -> Image.Image:
+def predicted(model, tmp_path, data: bytes, name: str, fmt: str = "png", method: str = DEFAULT_METHOD) -> Image.Image:
     """What `deblur predict` (float32) writes for the same file."""
     source = tmp_path / name
     source.write_bytes(data)
     target = tmp_path / f"predicted-{Path(name).stem}.{fmt}"
-    predict_one(source, target, load_deblurrer(model, precision="float32", method=DEFAULT_METHOD), PredictOptions(fmt))
+    predict_one(source, target, load_deblurrer(model, precision="float32", method=method), PredictOptions(fmt))
     return Image.open(target)
 
 
@@ -94,44 +103,47 @@ def test_multipart_and_raw_body_give_predicts_output(client, model, tmp_path):
     assert raw.content == response.content  # the same server: exactly the same
 
 
-def test_a_shaken_photo_goes_by_the_kernel_path_and_the_answer_says_so(client, model, tmp_path):
+def test_a_shaken_photo_goes_by_the_kernel_path_and_the_answer_says_so(auto_client, model, tmp_path):
     from test_shake import shaken
 
     _, blurry, _ = shaken(15, seed=4)  # blurred all over by a shake the kernel path estimates
     data = png_bytes(Image.fromarray((blurry * 255).round().astype(np.uint8)))
-    expected = predicted(model, tmp_path, data, "shaken.png")
-    response = post(client, data, name="shaken.png")
+    expected = predicted(model, tmp_path, data, "shaken.png", method="auto")
+    response = post(auto_client, data, name="shaken.png")
     assert response.status_code == 200 and response.headers["x-deblur-way"] == "kernel"
     assert_same_image(Image.open(io.BytesIO(response.content)), expected)
 
 
-def test_a_photo_may_ask_for_a_method_and_the_answer_names_one_that_may_be_shaken(client, model, tmp_path):
+def test_a_photo_may_ask_for_a_method_and_the_answer_names_one_that_may_be_shaken(auto_client, model, tmp_path):
     from test_shake import shaken
 
     as_png = lambda image: png_bytes(Image.fromarray((image * 255).round().astype(np.uint8)))  # noqa: E731
     sharp_photo, lightly, _ = shaken(6, seed=4)  # lightly: blurred all over, but sharp enough in part for auto
     data = as_png(lightly)
-    response = post(client, data, name="lightly.png")
+    response = post(auto_client, data, name="lightly.png")
     assert response.status_code == 200
     assert response.headers["x-deblur-way"] == "network" and response.headers["x-deblur-maybe-shaken"] == "true"
-    sharp = post(client, as_png(sharp_photo))
+    sharp = post(auto_client, as_png(sharp_photo))
     assert sharp.headers["x-deblur-maybe-shaken"] == "false"  # a sharp photo is not named
     for ask in ("query", "field"):  # what the page's button sends: the same photo by the kernel path
         if ask == "query":
-            kernel = post(client, data, name="lightly.png", method="kernel")
+            kernel = post(auto_client, data, name="lightly.png", method="kernel")
         else:
             files = {"image": ("lightly.png", data, "application/octet-stream")}
-            kernel = client.post("/v1/deblur", files=files, data={"method": "kernel"})
+            kernel = auto_client.post("/v1/deblur", files=files, data={"method": "kernel"})
         assert kernel.status_code == 200, kernel.text
         assert kernel.headers["x-deblur-way"] == "kernel" and kernel.headers["x-deblur-maybe-shaken"] == "false"
         assert kernel.content != response.content
-    network = post(client, data, name="lightly.png", method="network")
+    network = post(auto_client, data, name="lightly.png", method="network")
     assert network.headers["x-deblur-way"] == "network" and network.headers["x-deblur-maybe-shaken"] == "false"
-    wrong = post(client, data, method="blind")
+    wrong = post(auto_client, data, method="blind")
     assert wrong.status_code == 422 and "method" in wrong.text
     files = {"image": ("lightly.png", data, "application/octet-stream")}
-    wrong_field = client.post("/v1/deblur", files=files, data={"method": "blind"})
-    assert wrong_field.status_code == 422 and "method must be one of network, kernel, auto" in wrong_field.text
+    wrong_field = auto_client.post("/v1/deblur", files=files, data={"method": "blind"})
+    assert (
+        wrong_field.status_code == 422
+        and "method must be one of kernel-aware, network, kernel, auto" in wrong_field.text
+    )
 
 
 def test_a_server_without_the_model_refuses_a_method_that_needs_it(model):
@@ -198,6 +210,19 @@ def test_strength_blends_the_photo_and_predicts_output(client, model, tmp_path):
     assert_same_image(Image.open(io.BytesIO(half.content)), Image.open(tmp_path / "half.png"))
     assert post(client, data, strength="151").status_code == 422
     assert post(client, data, strength="-1").status_code == 422
+
+
+def test_every_error_has_one_shape_naming_the_option(client):
+    data = png_bytes(photo())
+    for query, option in (
+        ({"strength": "lots"}, "strength"),
+        ({"ensemble": "3"}, "ensemble"),
+        ({"format": "gif"}, "format"),
+    ):
+        refused = post(client, data, **query)
+        assert refused.status_code == 422
+        detail = refused.json()["detail"]
+        assert isinstance(detail, str) and detail.startswith(f"{option}: ") and repr(query[option]) in detail
 
 
 def test_options_as_multipart_fields_and_unknown_ones_refused_by_name(client):
@@ -345,7 +370,8 @@ def test_the_page_and_its_assets_need_no_internet(client):
 
 def test_model_and_health(client):
     info = client.get("/v1/model").json()
-    assert info["description"] == "a test model" and info["precision"] == "float32" and info["method"] == "auto"
+    # a plain model under the default method runs as the network, and the server says so
+    assert info["description"] == "a test model" and info["precision"] == "float32" and info["method"] == "network"
     assert info["architecture"]["width"] == 4
     assert info["limits"] == {"max_bytes": 2_000_000, "max_pixels": 1_000_000, "line": 3}
     health = client.get("/healthz").json()

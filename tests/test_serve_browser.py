@@ -72,8 +72,8 @@ def test_page_deblurs_a_dropped_and_a_picked_photo(tmp_path):
         page.on("request", lambda sent: served.append(sent.url) if sent.url.startswith(server.url) else None)
         page.goto(server.url + "/")
         page.wait_for_function("document.querySelector('#model').textContent.startsWith('Model: ')")
-        assert "the pretrained model shipped with deblur" in page.inner_text("#model")
-        assert "by the camera-shake kernel path; the others by the model" in page.inner_text("#model")  # auto
+        assert "the pretrained kernel-aware network shipped with deblur" in page.inner_text("#model")
+        assert "the model, given both, keeps the deconvolution where it is right" in page.inner_text("#model")
         from deblur.paths import shipped_model
 
         assert str(shipped_model().parent) not in page.content()  # no path on the server reaches a visitor
@@ -100,7 +100,7 @@ def test_page_deblurs_a_dropped_and_a_picked_photo(tmp_path):
         assert sizes == [[True, 600, 400], [True, 600, 400]]  # blurry and deblurred, both shown whole
         assert not card.locator(".videos").is_visible()  # a photo's card shows no video players
         way = card.locator(".timing").inner_text()  # which way auto, the server's default, sent the photo
-        assert way.startswith(("deblurred by the network in ", "deblurred by the camera-shake kernel path in ")), way
+        assert way.startswith("deblurred by the kernel-aware network in "), way  # the default
 
         slider = card.locator(".slider")
         slider.evaluate("(s) => { s.value = 30; s.dispatchEvent(new Event('input')); }")
@@ -169,7 +169,7 @@ def test_page_offers_the_kernel_path_for_a_photo_auto_may_have_misjudged(tmp_pat
     path = tmp_path / "lightly.png"
     Image.fromarray((lightly * 255).round().astype(np.uint8)).save(path)
     flags = FLAGS + (["--no-sandbox"] if os.geteuid() == 0 else [])
-    with running_server() as server, sync_playwright() as playwright:
+    with running_server("--method", "auto") as server, sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=chromium(playwright), args=flags, headless=True)
         page = browser.new_page(viewport={"width": 900, "height": 900})
         errors = []

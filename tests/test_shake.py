@@ -205,7 +205,7 @@ def test_refinement_scales_climb_by_sqrt2_to_the_top_and_none_past_it():
 
 
 def test_an_unknown_method_is_refused():
-    with pytest.raises(SettingError, match="method must be one of network, kernel, auto") as caught:
+    with pytest.raises(SettingError, match="method must be one of kernel-aware, network, kernel, auto") as caught:
         check_method("wiener")
     assert caught.value.settings == ("method",)
 
@@ -271,7 +271,7 @@ def test_a_deblurrer_on_auto_runs_the_model_only_where_auto_leaves_it(tmp_path):
     assert calls == [(1, 256, 256, 3)] and deblurrer.last_way == "network"
 
 
-def test_predict_by_default_chooses_and_says_which_way_each_photo_went(tmp_path):
+def test_predict_on_auto_chooses_and_says_which_way_each_photo_went(tmp_path):
     from helpers import save_model
     from PIL import Image
     from typer.testing import CliRunner
@@ -286,8 +286,8 @@ def test_predict_by_default_chooses_and_says_which_way_each_photo_went(tmp_path)
     model = save_model(tmp_path / "run")
     photos = [str(tmp_path / f"{name}.png") for name in ("sharp", "shaken", "lightly")]
     result = CliRunner().invoke(
-        app, ["predict", *photos, "--model", str(model), "--out", str(tmp_path / "out")]
-    )  # no --method: auto is the default
+        app, ["predict", *photos, "--model", str(model), "--out", str(tmp_path / "out"), "--method", "auto"]
+    )
     assert result.exit_code == 0, result.output
     assert f"wrote {tmp_path / 'out' / 'sharp.png'} (by the network)" in result.stdout
     assert f"wrote {tmp_path / 'out' / 'shaken.png'} (by the camera-shake kernel path)" in result.stdout
@@ -295,3 +295,32 @@ def test_predict_by_default_chooses_and_says_which_way_each_photo_went(tmp_path)
     # the one photo that may still be shaken all over is named once, on stderr, with the way to try
     (hint,) = [line for line in result.stderr.splitlines() if "went to the network" in line]
     assert hint.startswith("1 photo (lightly.png) went to the network") and "--method kernel" in hint
+
+
+def test_the_deconvolution_keeps_the_photo_where_it_was():
+    # A kernel whose mass lies right of its array's centre moves the blurry photo right; deconvolved, the photo
+    # must stay where the blurry one is (its edges in the middle of the smears), not jump back to the sharp one's
+    # place, nor anywhere the array's centre says.
+    sharp = skimage.data.camera()[100:228, 100:228].astype(np.float32) / 255
+    kernel = np.zeros((21, 21), np.float32)
+    kernel[10, 10:21] = 1 / 11  # a line from the centre to the right edge: mass 5 px right of the centre
+    blurry = fftconvolve(np.pad(sharp, 21, mode="reflect"), kernel, mode="same")[21:-21, 21:-21]
+    rgb = lambda image: np.repeat(np.clip(image, 0, 1)[:, :, None], 3, axis=2).astype(np.float32)  # noqa: E731
+    restored = deconvolve(rgb(blurry), kernel)
+    moved = np.roll(rgb(sharp), 5, axis=1)  # the sharp photo where the blurry one sits
+    assert psnr(moved, restored, reach=0) > psnr(rgb(sharp), restored, reach=0) + 5
+    assert psnr(moved, restored, reach=0) > 28
+
+
+def test_the_batched_deconvolution_matches_the_numpy_one():
+    from deblur.shake.batched import deconvolve_batch
+
+    sharp, blurry, kernel = shaken(9.0)
+    _, other, wide = shaken(17.0, seed=5)
+    size = wide.shape[0]
+    padded = np.pad(kernel, (size - kernel.shape[0]) // 2)  # one size for the batch, around the centre pixel
+    batch = np.asarray(deconvolve_batch(np.stack([blurry, other]), np.stack([padded, wide])))
+    # (the borders wrapped as wide as the batch's kernel: the NumPy step's pad follows its kernel's size)
+    for image, k, result in ((blurry, padded, batch[0]), (other, wide, batch[1])):
+        reference = deconvolve(image, k)
+        assert 10 * np.log10(1 / np.mean((reference - result) ** 2)) > 50  # the same result, to float32 rounding

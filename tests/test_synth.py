@@ -169,3 +169,21 @@ def test_recipe_defaults_are_the_config_defaults():
     )
     with pytest.raises(ConfigError, match="blur=motion"):
         synth_recipe(max_rotation=1.0)  # the built-in recipe is kernel blur
+
+
+def test_deconvolve_writes_each_pairs_deconvolution_the_same_on_any_number_of_workers(tmp_path, monkeypatch):
+    import deblur.data.synth as synth_module
+
+    src = make_photos(tmp_path / "photos", names=("astronaut", "camera"))
+    recipe = SynthConfig(min_length=3, max_length=9, pairs_per_photo=2, deconvolve=True, sharp_share=0.3)
+    out = synthesize_pairs(src, tmp_path / "two", recipe, val_fraction=0.0, progress=False, log=lambda _: None).out
+    monkeypatch.setattr(synth_module, "_workers", lambda synth, photos: 1)
+    one = synthesize_pairs(src, tmp_path / "one", recipe, val_fraction=0.0, progress=False, log=lambda _: None).out
+    files = sorted(path.relative_to(out) for path in out.rglob("deconvolved/*.png"))
+    assert len(files) == 4
+    for name in files:
+        deconvolved = np.asarray(Image.open(out / name))
+        assert deconvolved.shape == np.asarray(Image.open(out / str(name).replace("deconvolved", "blur"))).shape
+        np.testing.assert_array_equal(deconvolved, np.asarray(Image.open(one / name)))
+    splits = preflight(out, 32, progress=False)
+    assert all(pair.deconvolved is not None for pair in splits.train)

@@ -58,7 +58,8 @@ JAX_ENV = {**os.environ, "KERAS_BACKEND": "jax"}
 
 
 def smoke_train(out, *extra: str) -> list[str]:
-    command = ["train", "--config", "smoke", "--out", str(out), "-q", "--precision", "float32", *extra]
+    # not --quiet: the set-up lines say which strategy ran
+    command = ["train", "--config", "smoke", "--out", str(out), "--precision", "float32", *extra]
     return jax_command(*command)
 
 
@@ -162,3 +163,47 @@ def test_checkpoints_keep_the_newest_and_refuse_another_model(tmp_path):
     (folder / "step-00000010.npz").write_bytes(b"cut short")
     with pytest.raises(RunFolderError, match="cannot be read"):
         load_checkpoint(folder / "step-00000010.npz", {"trainable": 2, "non_trainable": 1, "optimizer": 1})
+
+
+@needs_jax
+@pytest.mark.slow
+def test_pairs_made_on_the_device_train_the_kernel_aware_network(tmp_path):
+    from test_synth import make_photos
+
+    from deblur.config import SynthConfig
+    from deblur.data.synth import synthesize_pairs
+
+    recipe = SynthConfig(min_length=3, max_length=7, pairs_per_photo=1, deconvolve=True)
+    pairs = synthesize_pairs(
+        make_photos(tmp_path / "photos"),
+        tmp_path / "pairs",
+        recipe,
+        val_fraction=0.4,
+        progress=False,
+        log=lambda _: None,
+    ).out
+    out = tmp_path / "run"
+    extra = [
+        "--data",
+        str(pairs),
+        "--epochs",
+        "1",
+        "--set",
+        "data.device_pairs=true",
+        "--set",
+        "model.kernel_aware=true",
+    ]
+    extra += ["--set", "data.synth.max_length=7", "--set", "data.patch_size=48"]
+    done = subprocess.run(smoke_train(out, *extra), env=JAX_ENV, capture_output=True, text=True)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert (out / "model.keras").is_file()
+    rows = [json.loads(line) for line in (out / "metrics.jsonl").read_text().splitlines()]
+    assert rows[-1]["step"] == 4 and np.isfinite(rows[-1]["val_psnr"])
+    refused = subprocess.run(
+        [sys.executable, "-m", "deblur", "train", "--config", "smoke", "--out", str(tmp_path / "tf"), *extra],
+        capture_output=True,
+        text=True,
+    )
+    assert (
+        refused.returncode != 0 and "data.device_pairs makes pairs in the JAX loop" in refused.stdout + refused.stderr
+    )

@@ -44,7 +44,9 @@ def test_an_installed_wheel_has_the_model_and_loads_it_in_safe_mode(tmp_path):
     pip = [sys.executable, "-m", "pip", "-q"]
     subprocess.run([*pip, "wheel", "--no-deps", "--no-build-isolation", "-w", tmp_path, source], check=True)
     (wheel,) = tmp_path.glob("*.whl")
-    assert {f"deblur/weights/{name}" for name in SHIPPED} <= set(zipfile.ZipFile(wheel).namelist())
+    names = set(zipfile.ZipFile(wheel).namelist())
+    assert {f"deblur/weights/{name}" for name in SHIPPED} <= names
+    assert {f"deblur/weights/kernel_aware/{name}" for name in SHIPPED} <= names
     site = tmp_path / "site"
     subprocess.run([*pip, "install", "--no-deps", "--target", site, wheel], check=True)
     check = (
@@ -91,3 +93,26 @@ def test_fine_tuning_from_the_shipped_model_runs(tmp_path):
     assert any(f"starting from the weights of {shipped}" in m for m in messages)
     assert np.isfinite(tuned.metrics[-1]["loss"])
     assert largest_difference(load_deblurrer(shipped, precision="float32").model, tuned.model) < 0.001
+
+
+def test_this_copy_ships_the_kernel_aware_network_with_its_config_and_card():
+    model = shipped_model(kernel_aware=True)
+    assert model is not None and model.parent.name == "kernel_aware"
+    for name in SHIPPED:
+        assert (model.parent / name).is_file(), name
+    assert yaml.safe_load((model.parent / "config.yaml").read_text())["model"]["kernel_aware"] is True
+    assert model.stat().st_size < 25 * 2**20
+
+
+def test_the_default_deblurs_camera_shake_far_more_than_the_network_and_leaves_a_sharp_photo_alone():
+    # A photo neither model saw (scikit-image's), shaken by a 25 px hand-shake kernel of the recipe's kind.
+    sharp = data.chelsea()
+    recipe = SynthConfig(min_length=25.0, max_length=25.0, noise=0.005)
+    blurry, _ = degrade(sharp, np.random.default_rng(4), recipe)
+    sharp, blurry = sharp.astype(np.float32) / 255.0, blurry.astype(np.float32) / 255.0
+    default = load_deblurrer(shipped_model(kernel_aware=True), precision="float32", method="kernel-aware")
+    network = load_deblurrer(shipped_model(), precision="float32")
+    psnr = lambda image: peak_signal_noise_ratio(sharp[20:-20, 20:-20], image[20:-20, 20:-20], data_range=1.0)  # noqa: E731
+    assert psnr(default(blurry)) > psnr(network(blurry)) + 1.0
+    assert psnr(default(blurry)) > psnr(blurry) + 2.0
+    assert peak_signal_noise_ratio(sharp, default(sharp), data_range=1.0) > 35  # a sharp photo comes back as it was

@@ -19,7 +19,7 @@ from deblur.cli.common import (
 from deblur.config import InferencePrecision
 from deblur.console import Hint, progress_bar
 from deblur.errors import SettingError
-from deblur.imageio import DEFAULT_MAX_PIXELS, WriteFormat
+from deblur.imageio import DEFAULT_MAX_PIXELS, DEFAULT_QUALITY, WriteFormat
 from deblur.runtime import DEFAULT_RUNTIME, RUNTIME_HELP, Runtime
 from deblur.scale import ENGINE_HELP, WORKER_CPUS, Engine
 from deblur.shake import DEFAULT_METHOD, METHOD_HELP, WAYS, Method, maybe_shaken_hint
@@ -87,7 +87,33 @@ def predict(
             "also a URL (s3://, gs://) for photos."
         ),
     ] = "deblurred",
-    fmt: Annotated[WriteFormat, typer.Option("--format", help="Output format of photos.")] = "png",
+    fmt: Annotated[
+        WriteFormat,
+        typer.Option(
+            "--format",
+            help="Output format of photos (HEIC and AVIF photos are read, and written as this). 16 bits are kept in "
+            "png and tiff; transparency in png, webp and tiff (flattened onto white in jpg and bmp).",
+        ),
+    ] = "png",
+    quality: Annotated[
+        int, typer.Option(min=1, max=100, help="JPEG and WebP quality of photos (1 to 100).")
+    ] = DEFAULT_QUALITY,
+    strip_metadata: Annotated[
+        bool,
+        typer.Option(
+            "--strip-metadata",
+            help="Leave out the photos' EXIF (camera, date, GPS place) and ICC colour profile, which are otherwise "
+            "kept in png, jpg, webp and tiff.",
+        ),
+    ] = False,
+    keep_extension: Annotated[
+        bool,
+        typer.Option(
+            "--keep-extension",
+            help="Keep each input's extension in its output's name (photo.webp -> photo.webp.png), so that inputs "
+            "differing only by it do not clash.",
+        ),
+    ] = False,
     codec: Annotated[
         Codec, typer.Option(help="Video codec of clips: h264 plays everywhere; h265, vp9, av1 are smaller.")
     ] = Encoding.codec,
@@ -122,7 +148,12 @@ def predict(
     runtime: Annotated[Runtime, typer.Option(help=RUNTIME_HELP)] = DEFAULT_RUNTIME,
     method: Annotated[Method, typer.Option(help=METHOD_HELP)] = DEFAULT_METHOD,
     max_pixels: Annotated[
-        int, typer.Option(min=1, help="Refuse larger images (a decompression-bomb guard).")
+        int,
+        typer.Option(
+            min=1,
+            help="Refuse larger images and frames, from their header (a decompression-bomb guard for your own files; "
+            "serve's own limit is lower, as strangers send what it holds in memory).",
+        ),
     ] = DEFAULT_MAX_PIXELS,
     engine: Annotated[Engine | None, typer.Option(help=ENGINE_HELP)] = None,
     workers: Annotated[
@@ -146,7 +177,16 @@ def predict(
     from its last finished segment when the same command is run again."""
     from deblur.predict import PredictOptions, deblur_photos
 
-    options = PredictOptions(fmt, overwrite, side_by_side, max_pixels, Encoding(codec, crf))
+    options = PredictOptions(
+        fmt,
+        overwrite,
+        side_by_side,
+        max_pixels,
+        Encoding(codec, crf),
+        quality=quality,
+        strip_metadata=strip_metadata,
+        keep_extension=keep_extension,
+    )
     if engine is None and (workers is not None or address is not None or worker_cpus != WORKER_CPUS):
         raise SettingError("--workers, --worker-cpus and --address go with --engine", settings=("engine",))
     if engine is not None:
@@ -208,6 +248,11 @@ def predict(
         typer.echo(wrote(path, report.ways.get(path)))
     if report.maybe_shaken:
         reporter(quiet)(Hint(maybe_shaken_hint([path.name for path in report.maybe_shaken])))
+    if report.flattened:
+        reporter(quiet)(
+            f"{len(report.flattened)} photo(s) had transparency, which {fmt} cannot hold: flattened onto white "
+            "(png, webp and tiff keep it)"
+        )
     for clip in report.clips:
         resumed = f" ({clip.resumed_frames} done before)" if clip.resumed_frames else ""
         speed = f", {clip.frames_per_second:.2f} frames/s" if clip.frames > clip.resumed_frames else ""

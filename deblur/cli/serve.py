@@ -30,7 +30,13 @@ def serve(
     max_upload_mb: Annotated[float, typer.Option(min=0.001, help="Refuse larger uploads (413).")] = DEFAULTS.max_bytes
     / 2**20,
     max_pixels: Annotated[
-        int, typer.Option(min=1, help="Refuse larger images from their header (a decompression-bomb guard).")
+        int,
+        typer.Option(
+            min=1,
+            help="Refuse larger images from their header (a decompression-bomb guard). Lower than predict's 200 "
+            "million: anyone who reaches the server chooses what it holds in memory; 50 million keep it under "
+            "about 6 GB.",
+        ),
     ] = DEFAULTS.max_pixels,
     max_video_mb: Annotated[
         float, typer.Option(min=0.001, help="Refuse larger video uploads (413).")

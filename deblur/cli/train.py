@@ -7,8 +7,8 @@ from typing import Annotated
 
 import typer
 
-from deblur.cli.common import Quiet
-from deblur.config import Precision, Strategy
+from deblur.cli.common import reporter
+from deblur.config import SHIPPED, Precision, Strategy
 
 
 def train(
@@ -17,7 +17,7 @@ def train(
         typer.Option(
             "--config",
             "-c",
-            help="A config file, or a shipped one by name: demo, gopro, pretrained, pretrained-finetune, smoke.",
+            help=f"A config file, or a shipped one by name: {', '.join(SHIPPED)}.",
         ),
     ] = None,
     data: Annotated[
@@ -45,7 +45,9 @@ def train(
         str | None,
         typer.Option(help="train.init: start from pretrained (the shipped model), latest, or a model.keras."),
     ] = None,
-    quiet: Quiet = False,
+    quiet: Annotated[
+        bool, typer.Option("--quiet", "-q", help="No progress bars or epoch lines: the result only.")
+    ] = False,
 ) -> None:
     """Train the deblurring model. With no options: the demo config on the embedded demo data."""
     from deblur.paths import new_run_dir
@@ -64,7 +66,9 @@ def train(
         "train.init": init,
     }
     overrides = list(set_ or []) + [f"{key}={value}" for key, value in flags.items() if value is not None]
-    result = run_training(training_config(config, overrides), out or new_run_dir(), progress=not quiet, log=typer.echo)
+    result = run_training(
+        training_config(config, overrides), out or new_run_dir(), progress=not quiet, log=reporter(quiet)
+    )
     if result.metrics:
         last = result.metrics[-1]
         gain = last["val_psnr"] - last["val_psnr_blurry"]
@@ -79,3 +83,13 @@ def train(
             typer.echo(f"  - {problem}")
     if result.model_path:
         typer.echo(f"model: {result.model_path}")
+        typer.echo(f"try it: {next_command(result.model_path)}")
+
+
+def next_command(model_path: Path) -> str:
+    """What to run next on a model just trained: `predict` on its own uses the shipped model, not this one."""
+    from deblur.paths import RUNS_DIR, latest_model
+
+    newest = latest_model(RUNS_DIR)
+    which = "latest" if newest is not None and newest.resolve() == model_path.resolve() else str(model_path)
+    return f"deblur predict --model {which} photo.jpg  (writes deblurred/photo.png; without --model, the shipped one)"

@@ -18,6 +18,7 @@ class DataSummary:
     val: int
     sizes: Counter = field(default_factory=Counter)  # (width, height) of readable pairs -> count
     kernels: int = 0  # pairs with a saved blur kernel (kernel/<name>.npy), as `deblur data synth` writes
+    deconvolved: int = 0  # pairs with the kernel path's deconvolution (deconvolved/), for the kernel-aware network
     problems: list[str] = field(default_factory=list)
 
     @property
@@ -29,12 +30,15 @@ def summarize(root: str | Path, patch_size: int | None = None, *, deep: bool = F
     """Every pair under `root` checked as `deblur train` would (every file, each problem listed), with counts."""
     splits, problems = discover(root)
     pairs = splits.train + splits.val
-    info = inspect_images([p.blurry for p in pairs] + [p.sharp for p in pairs], deep, progress)
+    info = inspect_images([path for p in pairs for path in p.files], deep, progress)
     problems += check_pairs(splits.train, patch_size, info=info)
     problems += check_pairs(splits.val, None, info=info)
     sizes = Counter(info[p.blurry][0] for p in pairs if info[p.blurry][0] and info[p.blurry][0] == info[p.sharp][0])
     kernels = sum(kernel_file(p.blurry).is_file() for p in pairs)
-    return DataSummary(Path(root), splits.layout, len(splits.train), len(splits.val), sizes, kernels, problems)
+    deconvolved = sum(p.deconvolved is not None for p in pairs)
+    return DataSummary(
+        Path(root), splits.layout, len(splits.train), len(splits.val), sizes, kernels, deconvolved, problems
+    )
 
 
 def format_summary(summary: DataSummary) -> str:
@@ -50,6 +54,8 @@ def format_summary(summary: DataSummary) -> str:
         lines.append(f"  sizes: {common}{more}; smallest side {min(smallest)} px")
     if summary.kernels:
         lines.append(f"  blur kernels saved for {summary.kernels} pair(s)")
+    if summary.deconvolved:
+        lines.append(f"  deconvolutions for the kernel-aware network beside {summary.deconvolved} pair(s)")
     if summary.problems:
         lines.append(f"  {len(summary.problems)} problem(s):")
         lines.append(problem_listing(summary.problems))

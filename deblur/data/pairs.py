@@ -3,13 +3,15 @@
 Two layouts are read, matched by path relative to the `blur/` and `sharp/` folders:
 - GOPRO: `<root>/<split>/<sequence>/blur/<name>` with `.../sharp/<name>` (split: train, val or test);
 - flat: `<root>/blur/<name>` with `<root>/sharp/<name>` (names may include subfolders).
-Any folder named `blur` beside a `sharp` folder is a source of pairs, so both layouts are one rule.
+Any folder named `blur` beside a `sharp` folder is a source of pairs, so both layouts are one rule. A
+`deconvolved` folder beside them (`deblur data synth --deconvolve`) gives each pair the kernel path's
+deconvolution of its blurry photo, the kernel-aware network's second input.
 """
 
 from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from PIL import Image, UnidentifiedImageError
@@ -33,6 +35,11 @@ class Pair:
     blurry: Path
     sharp: Path
     name: str  # the pair's path relative to the dataset root, for messages and reports
+    deconvolved: Path | None = None  # the blurry photo deconvolved by the kernel path, when the data has it
+
+    @property
+    def files(self) -> tuple[Path, ...]:
+        return (self.blurry, self.sharp) + ((self.deconvolved,) if self.deconvolved else ())
 
 
 @dataclass(frozen=True)
@@ -55,6 +62,8 @@ def find_pairs(root: str | Path) -> tuple[list[Pair], list[str]]:
             continue
         blurry_files = _files(blur_dir)
         sharp_files = _files(sharp_dir)
+        deconvolved_dir = blur_dir.parent / "deconvolved"
+        deconvolved_files = _files(deconvolved_dir) if deconvolved_dir.is_dir() else None
         for rel in sorted(blurry_files | sharp_files):
             blurry, sharp = blur_dir / rel, sharp_dir / rel
             if rel not in sharp_files:
@@ -63,10 +72,29 @@ def find_pairs(root: str | Path) -> tuple[list[Pair], list[str]]:
                 problems.append(f"{sharp}: no blurry partner (expected {blurry})")
             elif blurry.suffix.lower() not in IMAGE_SUFFIXES:
                 problems.append(f"{blurry}: not an image file (PNG, JPEG or BMP expected)")
+            elif deconvolved_files is not None and rel not in deconvolved_files:
+                problems.append(f"{blurry}: no deconvolution beside it (expected {deconvolved_dir / rel})")
             else:
                 name = str(blur_dir.parent.relative_to(root) / rel)
-                pairs.append(Pair(blurry, sharp, name.removeprefix("./")))
+                deconvolved = deconvolved_dir / rel if deconvolved_files is not None else None
+                pairs.append(Pair(blurry, sharp, name.removeprefix("./"), deconvolved))
     return pairs, problems
+
+
+def without_deconvolved(pairs: list[Pair]) -> list[Pair]:
+    """The pairs as a plain network reads them: blurry and sharp only."""
+    return [replace(pair, deconvolved=None) for pair in pairs]
+
+
+def check_deconvolved(pairs: list[Pair], root: str | Path) -> None:
+    """Refuse data for the kernel-aware network unless every pair has its deconvolution."""
+    missing = sum(pair.deconvolved is None for pair in pairs)
+    if missing:
+        raise DatasetError(
+            f"the kernel-aware network (model.kernel_aware) needs each pair's deconvolution in a deconvolved/ folder "
+            f"beside blur/ and sharp/, and {missing} of the {len(pairs)} pairs in {root} have none: make the pairs "
+            "with `deblur data synth --deconvolve` (configs/kernel-aware.yaml does)"
+        )
 
 
 def _files(folder: Path) -> set[Path]:
@@ -149,10 +177,10 @@ def inspect_images(paths: list[Path], deep: bool, progress: bool) -> dict[Path, 
 
 def split_unreadable(pairs: list[Pair], *, deep: bool, progress: bool = True) -> tuple[list[Pair], list[str]]:
     """The pairs whose two files can be read, and what is wrong with the files of the others."""
-    info = inspect_images([p.blurry for p in pairs] + [p.sharp for p in pairs], deep, progress)
+    info = inspect_images([path for p in pairs for path in p.files], deep, progress)
     readable, problems = [], []
     for pair in pairs:
-        found = [info[path][1] for path in (pair.blurry, pair.sharp) if info[path][1]]
+        found = [info[path][1] for path in pair.files if info[path][1]]
         problems += found
         if not found:
             readable.append(pair)
@@ -172,11 +200,20 @@ def check_pairs(
     `info` is `inspect_images` of the pairs' files when the caller has it already.
     """
     if info is None:
-        info = inspect_images([p.blurry for p in pairs] + [p.sharp for p in pairs], deep, progress)
+        info = inspect_images([path for p in pairs for path in p.files], deep, progress)
     problems = []
     for pair in pairs:
         (blurry_size, blurry_problem), (sharp_size, sharp_problem) = info[pair.blurry], info[pair.sharp]
         problems += [p for p in (blurry_problem, sharp_problem) if p]
+        if pair.deconvolved:
+            deconvolved_size, deconvolved_problem = info[pair.deconvolved]
+            if deconvolved_problem:
+                problems.append(deconvolved_problem)
+            elif blurry_size is not None and deconvolved_size != blurry_size:
+                problems.append(
+                    f"{pair.deconvolved}: size {deconvolved_size[0]}x{deconvolved_size[1]} differs from its blurry "
+                    f"photo {pair.blurry} ({blurry_size[0]}x{blurry_size[1]})"
+                )
         if blurry_size is None or sharp_size is None:
             continue
         if blurry_size != sharp_size:

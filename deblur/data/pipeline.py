@@ -41,18 +41,42 @@ def decode_image(path: tf.Tensor) -> tf.Tensor:
 
 
 def _paths(pairs: list[Pair]) -> tf.data.Dataset:
-    return tf.data.Dataset.from_tensor_slices(([str(p.blurry) for p in pairs], [str(p.sharp) for p in pairs]))
+    # A pair with its deconvolution reads it as three more channels of its blurry photo (the kernel-aware
+    # network's input); the pairs a loop is given all have one or none (`deblur.data.pairs.check_deconvolved`).
+    blurry = [str(p.blurry) for p in pairs]
+    deconvolved = [str(p.deconvolved) if p.deconvolved else "" for p in pairs]
+    return tf.data.Dataset.from_tensor_slices((blurry, deconvolved, [str(p.sharp) for p in pairs]))
+
+
+def _decode_input(blurry: tf.Tensor, deconvolved: tf.Tensor) -> tf.Tensor:
+    """The blurry photo, with its deconvolution's channels after its own when there is one: uint8 (h, w, 3 or 6)."""
+    image = decode_image(blurry)
+    return tf.cond(
+        tf.strings.length(deconvolved) > 0,
+        lambda: tf.concat([image, decode_image(deconvolved)], axis=-1),
+        lambda: image,
+    )
+
+
+def input_channels(pairs: list[Pair]) -> int:
+    """3, or 6 for pairs with their deconvolutions."""
+    return 6 if pairs and pairs[0].deconvolved else 3
 
 
 def decoded_pairs(pairs: list[Pair], options: PipelineOptions, *, shuffle_seed: int | None = None) -> tf.data.Dataset:
-    """(blurry, sharp) uint8 images, decoded and cached as configured; one pass over `pairs`."""
+    """(blurry, sharp) uint8 images, decoded and cached as configured; one pass over `pairs`. With deconvolutions,
+    "blurry" has 6 channels: the photo's, then its deconvolution's."""
     dataset = _paths(pairs)
     if shuffle_seed is not None:
         dataset = dataset.shuffle(len(pairs), seed=shuffle_seed)
-    dataset = dataset.map(
-        lambda blurry, sharp: (decode_image(blurry), decode_image(sharp)),
-        **_parallel(options.parallel),
-    )
+    channels = input_channels(pairs)
+
+    def decode(blurry, deconvolved, sharp):
+        image = _decode_input(blurry, deconvolved)
+        image.set_shape([None, None, channels])
+        return image, decode_image(sharp)
+
+    dataset = dataset.map(decode, **_parallel(options.parallel))
     if options.cache == "memory":
         dataset = dataset.cache()
     elif options.cache != "none":
@@ -62,14 +86,15 @@ def decoded_pairs(pairs: list[Pair], options: PipelineOptions, *, shuffle_seed: 
 
 def random_patch(blurry: tf.Tensor, sharp: tf.Tensor, seed: tf.Tensor, patch_size: int, augment: bool) -> tf.Tensor:
     """One aligned random patch of a uint8 pair, the same transform on both images, stacked as uint8
-    (patch, patch, 6): blurry channels first. Still uint8, the patch costs a quarter of float32 to move."""
+    (patch, patch, 6 or 9): blurry channels first, sharp last. Still uint8, the patch costs a quarter of float32
+    to move."""
     seeds = tf.random.experimental.stateless_split(seed, 4)
     shape = tf.shape(sharp)
     # One offset for both images; slicing before stacking copies two patches, not two whole images.
     corner = tf.random.stateless_uniform([2], seed=seeds[0], minval=0, maxval=tf.int32.max, dtype=tf.int32) % (
         shape[:2] - patch_size + 1
     )
-    begin, size = tf.concat([corner, [0]], 0), [patch_size, patch_size, 3]
+    begin, size = tf.concat([corner, [0]], 0), [patch_size, patch_size, -1]
     # Stacked, every random op below applies identically to both patches.
     patch = tf.concat([tf.slice(blurry, begin, size), tf.slice(sharp, begin, size)], axis=-1)
     if augment:
@@ -81,9 +106,10 @@ def random_patch(blurry: tf.Tensor, sharp: tf.Tensor, seed: tf.Tensor, patch_siz
 
 
 def split_batch(stacked: tf.Tensor) -> tuple[tf.Tensor, tf.Tensor]:
-    """A uint8 batch of stacked patches -> (blurry, sharp) float32 in [0, 1]."""
+    """A uint8 batch of stacked patches -> (blurry, sharp) float32 in [0, 1]; the sharp patch is the last 3
+    channels, the blurry one (with its deconvolution's, if any) all before."""
     batch = tf.cast(stacked, tf.float32) / 255.0
-    return batch[..., :3], batch[..., 3:]
+    return batch[..., :-3], batch[..., -3:]
 
 
 def train_dataset(

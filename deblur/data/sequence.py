@@ -20,6 +20,13 @@ def load_rgb(path) -> np.ndarray:
         return np.asarray(image.convert("RGB"))
 
 
+def load_input(pair: Pair) -> np.ndarray:
+    """A pair's blurry photo as HWC uint8, with its deconvolution's 3 channels after its own when the pair has one
+    (the kernel-aware network's input)."""
+    blurry = load_rgb(pair.blurry)
+    return np.concatenate([blurry, load_rgb(pair.deconvolved)], axis=-1) if pair.deconvolved else blurry
+
+
 def random_patch_numpy(
     blurry: np.ndarray, sharp: np.ndarray, rng: np.random.Generator, patch_size: int, augment: bool
 ) -> tuple[np.ndarray, np.ndarray]:
@@ -34,7 +41,7 @@ def random_patch_numpy(
             patch = patch[::-1]
         patch = np.rot90(patch, rng.integers(0, 4))
     patch = patch.astype(np.float32) / 255.0
-    return patch[..., :3], patch[..., 3:]
+    return patch[..., :-3], patch[..., -3:]  # sharp last: the blurry side may carry the deconvolution
 
 
 class PairSequence(keras.utils.PyDataset):
@@ -79,11 +86,23 @@ class PairSequence(keras.utils.PyDataset):
         for k in range(self.batch_size):
             pair = self.pairs[order[(index * self.batch_size + k) % len(self.pairs)]]
             blurry, sharp = random_patch_numpy(
-                load_rgb(pair.blurry), load_rgb(pair.sharp), rng, self.patch_size, self.augment
+                load_input(pair), load_rgb(pair.sharp), rng, self.patch_size, self.augment
             )
             blurry_batch.append(blurry)
             sharp_batch.append(sharp)
         return np.stack(blurry_batch), np.stack(sharp_batch)
+
+    def sharp_patches(self, index: int) -> np.ndarray:
+        """Batch `index`'s sharp patches alone, uint8 (N, P, P, 3), cropped and turned as `__getitem__` does: the
+        device makes their blurry partners (`deblur.data.device_pairs`)."""
+        rng = np.random.default_rng([self.seed, self.epoch, index])
+        order = np.random.default_rng([self.seed, self.epoch]).permutation(len(self.pairs))
+        patches = []
+        for k in range(self.batch_size):
+            sharp = load_rgb(self.pairs[order[(index * self.batch_size + k) % len(self.pairs)]].sharp)
+            patch = random_patch_numpy(sharp, sharp, rng, self.patch_size, self.augment)[1]
+            patches.append(np.round(patch * 255).astype(np.uint8))
+        return np.stack(patches)
 
     def on_epoch_end(self) -> None:
         self.epoch += 1

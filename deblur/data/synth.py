@@ -13,9 +13,12 @@ pair can be reproduced (exactly, when noise is 0).
 from __future__ import annotations
 
 import dataclasses
+import os
 import zlib
 from collections.abc import Callable
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
+from multiprocessing import get_context
 from pathlib import Path
 
 import numpy as np
@@ -27,7 +30,7 @@ from deblur.data.pairs import DatasetError, problem_listing
 from deblur.data.writer import write_pairs
 from deblur.errors import SettingError
 from deblur.files import atomic_dir
-from deblur.imageio import ImageReadError, find_images, read_photo
+from deblur.imageio import ImageReadError, find_images, peek_photo, read_photo
 
 
 @dataclass
@@ -72,27 +75,25 @@ def synthesize_pairs(
     order = np.random.default_rng(synth.photo_seed).permutation(len(photos))
     held_out = round(len(photos) * val_fraction) if len(photos) > 1 else 0
     val_indices = set(order[:held_out].tolist())
-    min_side = int(np.ceil(synth.max_length)) * 4  # a kernel must be small against the photo
-
-    problems = []
+    # A kernel must be small against the photo; with log_length it never passes 12% of the photo's long side.
+    min_side = int(np.ceil(synth.min_length if synth.log_length else synth.max_length)) * 4
+    # Sizes from the headers, before any work: a photo found too small after an hour of pairs wastes the hour.
+    problems = [problem for path in photos if (problem := _size_problem(path, max_side, min_side, synth))]
+    if problems:
+        raise DatasetError(
+            f"{len(problems)} photo(s) in {src} cannot be used; nothing was written:\n{problem_listing(problems)}"
+        )
     with atomic_dir(out) as tmp:
-        for index in progress_bar(range(len(photos)), desc="photos", unit="photo", disable=not progress):
-            path = photos[index]
-            try:
-                sharp = _load(path, max_side)
-            except ImageReadError as err:
-                problems.append(str(err))
-                continue
-            if min(sharp.shape[:2]) < min_side:
-                problems.append(
-                    f"{path}: {sharp.shape[1]}x{sharp.shape[0]} is too small for blur up to "
-                    f"{synth.max_length:g} px (at least {min_side} px a side)"
-                )
-                continue
-            split = "test" if index in val_indices else "train"
-            # One stream per photo: its pairs do not depend on which other photos are in the folder.
-            rng = np.random.default_rng([synth.seed, zlib.crc32(names[index].encode())])
-            write_pairs(sharp, tmp / split / names[index], synth, rng)
+        jobs = [
+            (photos[i], tmp / ("test" if i in val_indices else "train") / names[i], names[i], synth, max_side, min_side)
+            for i in range(len(photos))
+        ]
+        workers = _workers(synth, len(photos))
+        with ProcessPoolExecutor(workers, mp_context=get_context("spawn")) if workers > 1 else _Inline() as pool:
+            done = pool.map(_photo_pairs, jobs)
+            for problem in progress_bar(done, total=len(jobs), desc="photos", unit="photo", disable=not progress):
+                if problem:
+                    problems.append(problem)
         if problems:
             raise DatasetError(
                 f"{len(problems)} photo(s) in {src} cannot be used; nothing was written:\n{problem_listing(problems)}"
@@ -100,6 +101,54 @@ def synthesize_pairs(
     report = SynthReport(out, len(photos) - held_out, held_out, len(photos) * synth.pairs_per_photo)
     log(f"wrote {report.pairs} pairs from {len(photos)} photos to {out} ({held_out} photo(s) held out in test/)")
     return report
+
+
+def _size_problem(path: Path, max_side: int | None, min_side: int, synth: SynthConfig) -> str | None:
+    """What is wrong with a photo's size (from its header, scaled to `max_side`), or None; an unreadable photo is
+    left to the reading, which names what is wrong with it."""
+    try:
+        width, height = peek_photo(path, str(path))
+    except ImageReadError:
+        return None
+    scale = min(1.0, max_side / max(width, height)) if max_side else 1.0
+    if min(round(width * scale), round(height * scale)) < min_side:
+        length = synth.min_length if synth.log_length else synth.max_length
+        return f"{path}: {width}x{height} is too small for blur of {length:g} px (at least {min_side} px a side)"
+    return None
+
+
+def _photo_pairs(job: tuple[Path, Path, str, SynthConfig, int | None, int]) -> str | None:
+    """Write one photo's pairs; what is wrong with the photo, or None."""
+    path, folder, name, synth, max_side, min_side = job
+    try:
+        sharp = _load(path, max_side)
+    except ImageReadError as err:
+        return str(err)
+    if min(sharp.shape[:2]) < min_side:  # its header said otherwise (an EXIF turn does not change the short side)
+        return f"{path}: {sharp.shape[1]}x{sharp.shape[0]} is too small (at least {min_side} px a side)"
+    # One stream per photo: its pairs do not depend on which other photos are in the folder, nor on the workers.
+    write_pairs(sharp, folder, synth, np.random.default_rng([synth.seed, zlib.crc32(name.encode())]))
+    return None
+
+
+def _workers(synth: SynthConfig, photos: int) -> int:
+    """Processes for the photos: all cores when each pair is deconvolved (seconds a pair, single-threaded), else
+    one (a pair takes milliseconds; starting processes would cost more)."""
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    return max(1, min(cores, photos)) if synth.deconvolve else 1
+
+
+class _Inline:
+    """The pool's `map` in this process."""
+
+    def __enter__(self) -> _Inline:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+    def map(self, function, items):  # noqa: ANN001, ANN201 - the pool's signature
+        return map(function, items)
 
 
 def _load(path: Path, max_side: int | None) -> np.ndarray:

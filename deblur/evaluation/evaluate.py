@@ -20,6 +20,7 @@ from deblur.data.pairs import DatasetError, Pair, Splits, check_pairs, discover,
 from deblur.data.sequence import load_rgb
 from deblur.data.writer import kernel_file
 from deblur.errors import OutputExistsError, SettingError
+from deblur.evaluation.align import aligned_scores
 from deblur.evaluation.baselines import WITH_KERNEL, WITHOUT_KERNEL
 from deblur.evaluation.report import EvaluationReport, ImageResult
 from deblur.files import atomic_write_text
@@ -67,11 +68,13 @@ def evaluate(
     data_name: str,
     split: str,
     baselines: bool = True,
+    align: bool = False,
     progress: bool = True,
 ) -> EvaluationReport:
-    """Score the model, the blurry input and (with `baselines`) classical deblurring on every pair."""
+    """Score the model, the blurry input and (with `baselines`) classical deblurring on every pair; with `align`,
+    also at each one's best sub-pixel shift (`deblur.evaluation.align`)."""
     report = EvaluationReport(
-        model_name, data_name, split, deblurrer.precision, deblurrer.ensemble, method=deblurrer.method
+        model_name, data_name, split, deblurrer.precision, deblurrer.ensemble, method=deblurrer.effective_method
     )
     for pair in progress_bar(pairs, desc="evaluating", unit="image", disable=not progress):
         blurry, sharp = _read(pair.blurry), _read(pair.sharp)
@@ -97,6 +100,11 @@ def evaluate(
             kernel is not None,
             {m: round(s, 3) for m, s in seconds.items()},
         )
+        if align:
+            for method in order:
+                scores = aligned_scores(sharp, outputs[method])
+                result.aligned_psnr[method], result.aligned_ssim[method] = scores.psnr, scores.ssim
+                result.shift[method] = scores.shift
         report.images.append(result)
     return report
 
@@ -112,6 +120,7 @@ def evaluate_model(
     method: str = DEFAULT_METHOD,
     ensemble: int = 1,
     baselines: bool = True,
+    align: bool = False,
     out: str | Path | None = None,
     overwrite: bool = False,
     progress: bool = True,
@@ -125,7 +134,7 @@ def evaluate_model(
         raise OutputExistsError(
             f"{out} already exists: choose another file or allow overwriting", settings=("out", "overwrite")
         )
-    chosen = choose_model(model)
+    chosen = choose_model(model, kernel_aware=method == "kernel-aware")
     pairs = evaluation_pairs(data, split, limit)  # the data is checked before the slow load
     splits, asked = discover(data)[0], split
     split = resolve_split(splits, split)
@@ -141,6 +150,7 @@ def evaluate_model(
         data_name=str(data),
         split=split,
         baselines=baselines,
+        align=align,
         progress=progress,
     )
     if out is not None:

@@ -23,6 +23,13 @@ RUN_HINTS = {
 }
 
 
+# What the exported kernel-aware network takes: the kernel path runs beside it, in NumPy and SciPy.
+KERNEL_AWARE_INPUT = (
+    "a kernel-aware model takes 6 channels, the photo's and then those of its deconvolution, "
+    "deblur.shake.restore.deconvolved(photo)"
+)
+
+
 @dataclass(frozen=True)
 class ExportRequest:
     """What to write. Checked on construction, before any slow work."""
@@ -72,11 +79,22 @@ def export_model(
 ) -> ExportReport:
     """Export a trained deblurrer (`model` as `deblur.paths.choose_model` takes it; default the shipped one)."""
     from deblur.inference import open_deblurrer
+    from deblur.model import is_kernel_aware
     from deblur.paths import choose_model
 
     chosen = choose_model(model)
     _check_out(request, chosen.path)  # before the slow load
-    keras_model = open_deblurrer(chosen, precision="float32", runtime="tensorflow", log=log)[0].model
+    # method network: the model file as it is, with no word of the ways of deblurring that run beside it
+    keras_model = open_deblurrer(chosen, precision="float32", runtime="tensorflow", method="network", log=log)[0].model
+    hint = RUN_HINTS[request.fmt]
+    if is_kernel_aware(keras_model):
+        if request.quantize == "int8" and request.fmt == "onnx":
+            raise SettingError(
+                f"{chosen.path} is kernel-aware: int8 calibrates on photos alone, and its input is a photo and its "
+                "deconvolution; export it in float32",
+                settings=("quantize",),
+            )
+        hint += f"; {KERNEL_AWARE_INPUT}"
     calibration = None
     if request.fmt == "onnx" and request.quantize:
         from deblur.export.calibration import calibration_patches
@@ -86,9 +104,7 @@ def export_model(
         log(f"calibrating int8 on {len(calibration)} patches of {source}")
     log(f"exporting to {request.fmt} ({_variant(request)}): {request.out}")
     _write(request, keras_model, calibration)
-    return ExportReport(
-        request.out, request.fmt, chosen.description, _size(request.out), _variant(request), RUN_HINTS[request.fmt]
-    )
+    return ExportReport(request.out, request.fmt, chosen.description, _size(request.out), _variant(request), hint)
 
 
 def _check_out(request: ExportRequest, model_path: Path) -> None:

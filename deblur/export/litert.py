@@ -38,7 +38,7 @@ def export_litert(
     static = convertible(model)  # every channel count stated: no Flex ops
     with tempfile.TemporaryDirectory(prefix="deblur-litert-") as folder:
         archive = keras.export.ExportArchive()  # the endpoint tracks the weights it uses
-        spec = tf.TensorSpec([None, None, None, 3], tf.float32, name="blurry")
+        spec = tf.TensorSpec([None, None, None, model.inputs[0].shape[-1]], tf.float32, name="blurry")
         archive.add_endpoint("serving_default", lambda blurry: static(blurry, training=False), input_signature=[spec])
         archive.write_out(folder, verbose=False)
         converter = tf.lite.TFLiteConverter.from_saved_model(folder)

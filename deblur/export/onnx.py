@@ -54,7 +54,7 @@ def export_onnx(
 
 
 def _convert(model: keras.Model, path: Path) -> None:
-    spec = tf.TensorSpec([None, None, None, 3], tf.float32, name=INPUT_NAME)
+    spec = tf.TensorSpec([None, None, None, model.inputs[0].shape[-1]], tf.float32, name=INPUT_NAME)
     with warnings.catch_warnings():
         # Keras' tf2onnx shim probes `np.object`, which NumPy 2 warns about; nothing for the user to act on.
         warnings.filterwarnings("ignore", category=FutureWarning, message=".*np.object.*")

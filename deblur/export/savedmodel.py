@@ -35,7 +35,7 @@ def export_savedmodel(model: keras.Model, path: Path) -> Path:
     archive = keras.export.ExportArchive()
     for name, function in (("serving_default", deblur_uint8), ("deblur_float32", deblur_float32)):
         input_name, _, dtype = SIGNATURES[name]
-        spec = tf.TensorSpec([None, None, None, 3], dtype, name=input_name)
+        spec = tf.TensorSpec([None, None, None, model.inputs[0].shape[-1]], dtype, name=input_name)
         archive.add_endpoint(name, function, input_signature=[spec])
     archive.write_out(str(path), verbose=False)
     return path

@@ -119,8 +119,9 @@ async def deblur(
     method: Annotated[
         Method | None,
         Query(
-            description="How to deblur, as `predict --method`: auto (a choice per photo), network or kernel (the "
-            "camera-shake kernel path). Without it, the server's `--method`."
+            description="How to deblur, as `predict --method`: kernel-aware (the network given the kernel path's "
+            "deconvolution), network, kernel (the camera-shake kernel path) or auto (a choice per photo). Without "
+            "it, the server's `--method`."
         ),
     ] = None,
 ) -> Response:

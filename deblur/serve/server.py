@@ -75,7 +75,9 @@ def serve(
 
     deblurrer, chosen = open_deblurrer(model, precision=precision, runtime=runtime, method=method, log=log)
     # Anyone who reaches the server sees this: the model's name and card, and its path only when asked for.
-    info = model_info(chosen.path, chosen.name, deblurrer.precision, method=method, show_path=show_paths)
+    info = model_info(
+        chosen.path, chosen.name, deblurrer.precision, method=deblurrer.effective_method, show_path=show_paths
+    )
     service = DeblurService(deblurrer, info, limits)
     sock = listen(host, port)
     if host not in LOCAL_HOSTS:

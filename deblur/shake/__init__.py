@@ -10,21 +10,26 @@ from typing import Literal, get_args
 
 from deblur.errors import SettingError
 
-# The choice is the default: it sends photos blurred all over by a shake it can estimate to the kernel path and the
-# rest to the network, so it gains where the network barely changes a shaken photo (Lai's 100: +3.74 dB against
-# +0.06) and keeps GOPRO's pairs and sharp photos on the network (deblur/weights/MODEL_CARD.md). Clips go to the
-# network under it (`Deblurrer.for_clips`).
-Method = Literal["network", "kernel", "auto"]
-DEFAULT_METHOD: Method = "auto"
+# The default: the kernel-aware network, given the photo and the kernel path's deconvolution of it, decides pixel by
+# pixel how much of the deconvolution to keep (`deblur.model`, deblur/weights/kernel_aware/MODEL_CARD.md). It
+# replaced `auto` (a choice per photo between the network and the kernel path), which kept most real shaken photos
+# from the kernel path. Clips go to the network under it (`Deblurrer.for_clips`).
+Method = Literal["kernel-aware", "network", "kernel", "auto"]
+DEFAULT_METHOD: Method = "kernel-aware"
 METHOD_HELP = (
-    "How to deblur: auto (the default: the camera-shake kernel path where no region of the photo is sharp and the "
-    "estimate looks like a shake path, else the network; clips go to the network); network (always the model); "
-    "kernel (always estimate the camera shake, one blur for the whole photo, and invert it: on sharp photos or "
-    "moving subjects it makes them worse). Tiles and --ensemble are the network's."
+    "How to deblur: kernel-aware (the default: the camera shake's kernel estimated and inverted, and the kernel-aware "
+    "network given both the photo and that deconvolution, keeping it where it is right; clips go to the network); "
+    "network (the model alone); kernel (the deconvolution alone: it rings on light blur and moving subjects); auto "
+    "(the kernel path for a photo blurred all over that it can estimate, else the network: the default before "
+    "kernel-aware). A --model that is not kernel-aware runs as the network."
 )
 METHODS: tuple[str, ...] = get_args(Method)
-# The two ways an image can go (auto picks one per image), as predict names them.
-WAYS = {"network": "by the network", "kernel": "by the camera-shake kernel path"}
+# The ways an image can go (auto picks one of the first two per image), as predict names them.
+WAYS = {
+    "network": "by the network",
+    "kernel": "by the camera-shake kernel path",
+    "kernel-aware": "by the kernel-aware network",
+}
 
 
 def maybe_shaken_hint(names: list[str], shown: int = 3) -> str:

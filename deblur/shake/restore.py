@@ -11,3 +11,9 @@ from deblur.shake.estimate import EstimateSettings, estimate_kernel
 def restore(blurry: np.ndarray, settings: EstimateSettings | None = None) -> np.ndarray:
     """The HWC RGB float32 photo in [0, 1] deconvolved by the kernel estimated from it."""
     return deconvolve(blurry, estimate_kernel(blurry, settings or EstimateSettings()).kernel)
+
+
+def deconvolved(blurry: np.ndarray) -> np.ndarray:
+    """The kernel-aware network's second input, the same at training and at inference: `restore` with the
+    default settings."""
+    return restore(blurry)

@@ -3,12 +3,13 @@ and JAX's both start from it, time their steps with the same timer, and end each
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from deblur.config import Config
 from deblur.data.demo import ensure_demo_dataset
-from deblur.data.pairs import Pair, preflight
+from deblur.data.pairs import Pair, check_deconvolved, preflight, without_deconvolved
 
 
 @dataclass
@@ -29,6 +30,11 @@ def plan_data(
     data, training = config.data, config.train
     root = data.root or ensure_demo_dataset(data.synth, log=log)
     splits = preflight(root, data.patch_size, progress=progress, skip_unreadable=data.skip_bad_images)
+    if config.model.kernel_aware:
+        check_deconvolved(splits.train + splits.val, root)
+    elif any(pair.deconvolved for pair in splits.train):  # a plain network reads blurry and sharp only
+        log("the pairs' deconvolutions are left unread: model.kernel_aware is false (a plain network)")
+        splits = replace(splits, train=without_deconvolved(splits.train), val=without_deconvolved(splits.val))
     skipped = list(splits.skipped)
     if skipped:
         log(f"skipping {len(skipped)} unreadable file(s) (data.skip_bad_images): " + "; ".join(skipped[:5]))
@@ -74,3 +80,21 @@ class StepTimer:
     @property
     def wait_fraction(self) -> float:
         return self.wait / self.total if self.total else 0.0
+
+
+class Deadline:
+    """When a run with `train.max_minutes` stops: that long after it was made (None: never)."""
+
+    def __init__(self, minutes: float | None) -> None:
+        self.minutes = minutes
+        self.ends = None if minutes is None else time.monotonic() + 60 * minutes
+
+    @property
+    def passed(self) -> bool:
+        return self.ends is not None and time.monotonic() >= self.ends
+
+    def stopped_line(self, step: int, total: int) -> str:
+        return (
+            f"stopped at the time limit (train.max_minutes={self.minutes:g}) after {step} of {total} steps; "
+            "run the same command with --out on this run folder to go on"
+        )

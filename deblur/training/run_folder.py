@@ -25,7 +25,7 @@ import yaml
 
 from deblur.config import Config, config_to_dict, config_to_yaml
 from deblur.files import atomic_path, atomic_write_text
-from deblur.model import build_generator
+from deblur.model import build_generator, is_kernel_aware, start_from_network
 from deblur.training.errors import RunFolderError
 
 if TYPE_CHECKING:
@@ -146,9 +146,14 @@ def load_initial_weights(model: keras.Model, init: str, config: Config) -> Path:
     if not path.is_file():
         raise RunFolderError(f"{path} not found (train.init)", settings=("init",))
     beside = path.parent / "config.yaml"
+    ours = config_to_dict(config)["model"]
     if beside.is_file():
         theirs = (yaml.safe_load(beside.read_text()) or {}).get("model")
-        if theirs != config_to_dict(config)["model"]:
+        # A kernel-aware network starts from a plain one of the same size (`deblur.model.start_from_network`);
+        # configs written before the key existed are plain.
+        theirs = {"kernel_aware": False, **(theirs or {})}
+        widened = ours["kernel_aware"] and not theirs["kernel_aware"]
+        if {**theirs, "kernel_aware": ours["kernel_aware"] if widened else theirs["kernel_aware"]} != ours:
             raise RunFolderError(
                 f"train.init: {path} is a model of another architecture ({theirs}) than this config's "
                 f"({config_to_dict(config)['model']}); set model: to match it",
@@ -158,7 +163,10 @@ def load_initial_weights(model: keras.Model, init: str, config: Config) -> Path:
 
     source = keras.saving.load_model(path, safe_mode=True, compile=False)
     try:
-        model.set_weights(source.get_weights())
+        if is_kernel_aware(model) and not is_kernel_aware(source):
+            start_from_network(model, source)
+        else:
+            model.set_weights(source.get_weights())
     except ValueError as err:
         raise RunFolderError(f"train.init: {path} does not fit this model ({err})", settings=("init",)) from None
     return path

@@ -23,10 +23,10 @@ from tqdm import tqdm
 from deblur.config import Config
 from deblur.console import progress_bar
 from deblur.data.pipeline import PipelineOptions, train_dataset, val_dataset
-from deblur.errors import error_reason
+from deblur.errors import SettingError, error_reason
 from deblur.losses import PIXEL_LOSSES, build_vgg_features, perceptual_loss, psnr, ssim
 from deblur.model import build_generator
-from deblur.training.data_plan import StepTimer, epoch_line, plan_data
+from deblur.training.data_plan import Deadline, StepTimer, epoch_line, plan_data
 from deblur.training.errors import TrainingError, TrainingInterrupted
 from deblur.training.optim import build_optimizer, replica_learning_rate
 from deblur.training.precision import choose_precision, set_policy
@@ -53,7 +53,7 @@ def train(config: Config, out_dir: str | Path, *, progress: bool = True, log: Ca
     """Train the generator as `config` says, in `out_dir`, resuming from its latest checkpoint if any."""
     session = Session(config, Path(out_dir), progress, log)
     try:
-        while session.step < session.total_steps:
+        while session.step < session.total_steps and not session.out_of_time:
             epoch = session.start_epoch()
             while not epoch.done:
                 # next batch (input rebuilt without files that became unreadable), one optimizer step, log
@@ -84,6 +84,13 @@ class Session:
     def __init__(self, config: Config, out_dir: Path, progress: bool, log: Callable) -> None:
         self.config, self.progress, self.log = config, progress, log
         self.training, self.data = config.train, config.data
+        if self.data.device_pairs:
+            raise SettingError(
+                "data.device_pairs makes pairs in the JAX loop, for accelerators: run with KERAS_BACKEND=jax, or "
+                "make the pairs with deblur data synth",
+                settings=("KERAS_BACKEND",),
+            )
+        self.deadline = Deadline(self.training.max_minutes)
         if self.training.cpu_replicas > 1:
             split_cpu(self.training.cpu_replicas)
         # The strategy comes first: MultiWorkerMirroredStrategy must be made before other TensorFlow work.
@@ -149,7 +156,8 @@ class Session:
         @tf.function(reduce_retracing=True, jit_compile=False)
         def eval_step(blurry, sharp):
             restored = model(blurry, training=False)
-            scores = (psnr(sharp, restored), ssim(sharp, restored), psnr(sharp, blurry), ssim(sharp, blurry))
+            photo = blurry[..., :3]  # the kernel-aware network's input also holds the deconvolution
+            scores = (psnr(sharp, restored), ssim(sharp, restored), psnr(sharp, photo), ssim(sharp, photo))
             return scores, restored
 
         self.eval_step = eval_step
@@ -257,7 +265,7 @@ class Session:
                     "train/learning_rate", float(keras.ops.convert_to_numpy(self.optimizer.learning_rate))
                 )
                 tf.summary.scalar("train/images_per_second", speed)
-        epoch.done = self.step % self.steps_per_epoch == 0 or self.step == self.total_steps
+        epoch.done = self.step % self.steps_per_epoch == 0 or self.step == self.total_steps or self.out_of_time
         if not epoch.done and self.step % self.training.checkpoint_every == 0:
             self.manager.save(checkpoint_number=self.step)
 
@@ -304,8 +312,15 @@ class Session:
             f"interrupted at step {self.step}; checkpoint {saved} saved. Run the same command again to resume."
         )
 
+    @property
+    def out_of_time(self) -> bool:
+        """Past `train.max_minutes`, once this process has taken a step: a run always moves on."""
+        return self.deadline.passed and self.step > self.start_step
+
     def finish(self) -> TrainResult:
         self.writer.flush()
+        if self.step < self.total_steps:
+            self.log(self.deadline.stopped_line(self.step, self.total_steps))
         # Equal on every worker of a multi-worker run: a cheap check that they trained one model in step.
         self.log(f"final weights fingerprint: {weights_fingerprint(self.model)}")
         model_path = None

@@ -16,7 +16,9 @@ def validate(eval_step, validation: tf.data.Dataset, keep: int):
         sums += [float(s[0]) for s in scores]
         count += 1
         if len(samples) < keep:
-            samples.append(tf.concat([blurry, restored, sharp], axis=2)[0])
+            # blurry | (its deconvolution, for the kernel-aware network) | restored | sharp
+            inputs = tf.concat(tf.split(blurry, blurry.shape[-1] // 3, axis=-1), axis=2)
+            samples.append(tf.concat([inputs, restored, sharp], axis=2)[0])
     names = ("val_psnr", "val_ssim", "val_psnr_blurry", "val_ssim_blurry")
     values = {name: round(float(v / max(count, 1)), 4) for name, v in zip(names, sums, strict=True)}
     # Strips differ in size when validating whole images; TensorBoard wants one batch, so keep equal shapes.

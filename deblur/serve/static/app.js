@@ -12,8 +12,11 @@ async function showModel() {
   try {
     const info = await (await fetch("/v1/model")).json();
     const arch = info.architecture ? `: width ${info.architecture.width}, ${info.architecture.blocks} blocks` : "";
-    // How photos go (`--method`): auto sends each one the way it chooses; kernel runs no model at all.
+    // How photos go (`--method`): kernel-aware gives the model the kernel path's deconvolution too; auto sends
+    // each one the way it chooses; kernel runs no model at all.
     const how = {
+      "kernel-aware":
+        " Each photo's camera shake is estimated and inverted, and the model, given both, keeps the deconvolution where it is right.",
       auto: " Photos blurred all over by camera shake go by the camera-shake kernel path; the others by the model.",
       kernel: " Photos go by the camera-shake kernel path, not the model.",
     };
@@ -110,6 +113,7 @@ async function deblur(item) {
     name,
     response.getResponseHeader("X-Deblur-Seconds"),
     response.getResponseHeader("X-Deblur-Way"),
+    file,
   );
   // auto left it to the network as sharp in part, but not by much: offer the kernel path, as predict's hint does.
   if (response.getResponseHeader("X-Deblur-Maybe-Shaken") === "true") {
@@ -259,11 +263,29 @@ function downloadName(disposition, original, format) {
 }
 
 // The way a photo went, as `deblur predict` names it (deblur.shake.WAYS).
-const WAYS = { network: "by the network", kernel: "by the camera-shake kernel path" };
+const WAYS = {
+  network: "by the network",
+  kernel: "by the camera-shake kernel path",
+  "kernel-aware": "by the kernel-aware network",
+};
 
-function showResult(card, beforeUrl, afterUrl, name, seconds, way) {
+// The photo as the server read it, for a "before" the browser cannot decode itself (HEIC outside Safari):
+// strength 0 gives the photo back, and the server then skips the model.
+async function serverCopy(file) {
+  const form = new FormData();
+  form.append("image", file, file.name);
+  const response = await fetch("/v1/deblur?strength=0&format=png", { method: "POST", body: form });
+  return response.ok ? URL.createObjectURL(await response.blob()) : null;
+}
+
+function showResult(card, beforeUrl, afterUrl, name, seconds, way, file = null) {
   const before = $(".before", card);
   const after = $(".after", card);
+  before.onerror = async () => {
+    before.onerror = null;
+    const copy = file && await serverCopy(file);
+    if (copy) before.src = copy;
+  };
   before.src = beforeUrl;
   after.src = afterUrl;
   const link = $(".download", card);

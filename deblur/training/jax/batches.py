@@ -10,13 +10,18 @@ from __future__ import annotations
 import copy
 import os
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
+from typing import TypeVar
 
 import numpy as np
 
+from deblur.config import SynthConfig
+from deblur.data.device_pairs import HostDraws, draw
 from deblur.data.pairs import Pair
-from deblur.data.sequence import PairSequence, load_rgb
+from deblur.data.sequence import PairSequence, load_input, load_rgb
+
+T = TypeVar("T")
 
 # Threads reading ahead: one per core, at most 16 (a GPU machine's cores make pairs faster than one thread can).
 WORKERS = max(1, min(16, os.cpu_count() or 1))
@@ -47,6 +52,38 @@ def training_batches(
         reader.epoch = epoch
         return reader[index]
 
+    yield from read_ahead(read, first_step, last_step, workers)
+
+
+def device_draws(
+    pairs: list[Pair],
+    synth: SynthConfig,
+    *,
+    patch_size: int,
+    batch_size: int,
+    steps_per_epoch: int,
+    first_step: int,
+    last_step: int,
+    seed: int,
+    augment: bool,
+    workers: int = WORKERS,
+) -> Iterator[HostDraws]:
+    """For `data.device_pairs`: what the host draws for each batch (`deblur.data.device_pairs.draw`): the sharp
+    photos' patches, as `training_batches` crops them, and each pair's kernels and noise, read ahead on threads.
+    Batch `i` of epoch `e` depends only on (seed, e, i)."""
+    sequence = PairSequence(pairs, patch_size, batch_size, steps_per_epoch, seed=seed, augment=augment)
+
+    def read(step: int) -> HostDraws:
+        epoch, index = divmod(step, steps_per_epoch)
+        reader = copy.copy(sequence)
+        reader.epoch = epoch
+        return draw(reader.sharp_patches(index), np.random.default_rng([seed, epoch, index, 1]), synth)
+
+    yield from read_ahead(read, first_step, last_step, workers)
+
+
+def read_ahead(read: Callable[[int], T], first_step: int, last_step: int, workers: int) -> Iterator[T]:
+    """`read(step)` for each step in order, up to 2 * workers steps read ahead on threads."""
     with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="deblur-batches") as pool:
         ahead: deque = deque()
         step = first_step
@@ -73,7 +110,7 @@ def validation_images(pairs: list[Pair], crop: int | None) -> list[tuple[np.ndar
     """(blurry, sharp) float32 batches of one image each, as the TensorFlow loop's `val_dataset` gives them:
     whole images, or centre crops of `crop` pixels, all held in memory (data.val_limit bounds a large set)."""
     with ThreadPoolExecutor(max_workers=WORKERS) as pool:
-        loaded = pool.map(lambda pair: (load_rgb(pair.blurry), load_rgb(pair.sharp)), pairs)
+        loaded = pool.map(lambda pair: (load_input(pair), load_rgb(pair.sharp)), pairs)
         return [
             tuple(np.asarray(centre_crop(image, crop), dtype=np.float32)[None] / 255.0 for image in pair)
             for pair in loaded

@@ -56,6 +56,18 @@ def make_eval_step(model: keras.Model) -> Callable:
 
     def eval_step(state, blurry, sharp):
         restored, _ = model.stateless_call(state["trainable"], state["non_trainable"], blurry, training=False)
-        return psnr(sharp, restored), ssim(sharp, restored), psnr(sharp, blurry), ssim(sharp, blurry)
+        photo = blurry[..., :3]  # the kernel-aware network's input also holds the deconvolution
+        return psnr(sharp, restored), ssim(sharp, restored), psnr(sharp, photo), ssim(sharp, photo)
 
     return jax.jit(eval_step)
+
+
+def make_pair_maker(kernel_aware: bool) -> Callable:
+    """`make(sharp, kernels, estimates, noise, linear, key) -> (inputs, sharp)`: one batch of pairs made on the
+    device from the host's draws (`deblur.data.device_pairs.make_pairs`), jitted."""
+    from deblur.data.device_pairs import HostDraws, make_pairs
+
+    def make(sharp, kernels, estimates, noise, linear, key):
+        return make_pairs(HostDraws(sharp, kernels, estimates, noise, linear), key, kernel_aware=kernel_aware)
+
+    return jax.jit(make)

@@ -23,13 +23,14 @@ import numpy as np
 
 from deblur.config import Config
 from deblur.console import progress_bar
+from deblur.data.device_pairs import check_patch_size
 from deblur.data.pairs import problem_listing, split_unreadable
 from deblur.errors import SettingError
 from deblur.losses import PIXEL_LOSSES, build_vgg_features, perceptual_loss
 from deblur.model import build_generator
-from deblur.training.data_plan import StepTimer, epoch_line, plan_data
+from deblur.training.data_plan import Deadline, StepTimer, epoch_line, plan_data
 from deblur.training.errors import RunFolderError, TrainingError, TrainingInterrupted
-from deblur.training.jax.batches import training_batches, validation_images
+from deblur.training.jax.batches import device_draws, training_batches, validation_images
 from deblur.training.jax.checkpoints import (
     GROUPS,
     checkpoint_path,
@@ -37,7 +38,7 @@ from deblur.training.jax.checkpoints import (
     save_checkpoint,
     saved_steps,
 )
-from deblur.training.jax.step import initial_state, make_eval_step, make_train_step, variables_of
+from deblur.training.jax.step import initial_state, make_eval_step, make_pair_maker, make_train_step, variables_of
 from deblur.training.optim import build_optimizer, replica_learning_rate
 from deblur.training.precision import choose_precision, set_policy
 from deblur.training.result import TrainResult
@@ -58,7 +59,7 @@ def train(config: Config, out_dir: str | Path, *, progress: bool = True, log: Ca
     try:
         session = Session(config, Path(out_dir), progress, log)
         try:
-            while session.step < session.total_steps:
+            while session.step < session.total_steps and not session.out_of_time:
                 session.run_epoch()
         except KeyboardInterrupt:
             raise session.interrupted() from None
@@ -82,6 +83,7 @@ class Session:
     def __init__(self, config: Config, out_dir: Path, progress: bool, log: Callable) -> None:
         self.config, self.progress, self.log = config, progress, log
         self.training, self.data = config.train, config.data
+        self.deadline = Deadline(self.training.max_minutes)
         self._distribute()
         self.precision = choose_precision(self.training.precision, gpu_bfloat16=True)
         set_policy(self.precision.policy)
@@ -180,21 +182,38 @@ class Session:
 
         self.train_step = make_train_step(self.model, self.optimizer, loss_fn)
         self.eval_step = make_eval_step(self.model)
+        self.pair_maker = None
+        if self.data.device_pairs:
+            check_patch_size(self.data.patch_size, self.data.synth)
+            self.pair_maker = make_pair_maker(self.config.model.kernel_aware)
 
     # === Training ===
 
     def _batches(self):
         data = self.data
-        return training_batches(
-            self.train_pairs,
-            patch_size=data.patch_size,
-            batch_size=self.global_batch,
-            steps_per_epoch=self.steps_per_epoch,
-            first_step=self.step,
-            last_step=self.total_steps,
-            seed=self.training.seed,
-            augment=data.augment,
-        )
+        where = {
+            "patch_size": data.patch_size,
+            "batch_size": self.global_batch,
+            "steps_per_epoch": self.steps_per_epoch,
+            "first_step": self.step,
+            "last_step": self.total_steps,
+            "seed": self.training.seed,
+            "augment": data.augment,
+        }
+        if data.device_pairs:
+            return self._made_on_device(device_draws(self.train_pairs, data.synth, **where))
+        return training_batches(self.train_pairs, **where)
+
+    def _made_on_device(self, draws):
+        """The pairs of each batch, made on the device from the host's draws (`deblur.data.device_pairs`)."""
+        step = self.step
+        try:
+            for drawn in draws:
+                key = jax.random.PRNGKey(self.training.seed * 1_000_003 + step)  # the noise of step `step`
+                yield self.pair_maker(drawn.sharp, drawn.kernels, drawn.estimates, drawn.noise, drawn.linear, key)
+                step += 1
+        finally:
+            draws.close()
 
     def _shard(self, batch: np.ndarray):
         """Split a global batch over the devices (DataParallel), or leave it for the one device."""
@@ -215,7 +234,7 @@ class Session:
         )
         losses, images, seconds = [], 0, 0.0
         batches = self._batches()
-        while self.step < end:
+        while self.step < end and not self.out_of_time:
             started = time.perf_counter()
             try:
                 blurry, sharp = next(batches)
@@ -309,7 +328,14 @@ class Session:
             f"interrupted at step {self.step}; checkpoint {saved} saved. Run the same command again to resume."
         )
 
+    @property
+    def out_of_time(self) -> bool:
+        """Past `train.max_minutes`, once this process has taken a step: a run always moves on."""
+        return self.deadline.passed and self.step > self.start_step
+
     def finish(self) -> TrainResult:
+        if self.step < self.total_steps:
+            self.log(self.deadline.stopped_line(self.step, self.total_steps))
         for group, variables in self._variables().items():
             for variable, value in zip(variables, self.state[group], strict=True):
                 variable.assign(value)
