@@ -171,10 +171,10 @@ def predict(
     ] = None,
     quiet: QuietNotes = False,
 ) -> None:
-    """Deblur photos of any size, and video clips: by the model, or a photo shaken all over by its kernel (--method).
+    """Deblur photos of any size, and video clips: by default the kernel-aware network over each photo's deconvolution.
 
-    Clips keep their size, frame count, timestamps, rotation, audio and subtitles; a run that is stopped goes on
-    from its last finished segment when the same command is run again."""
+    Clips go through the network and keep their size, frame count, timestamps, rotation, audio and subtitles; a run
+    that is stopped goes on from its last finished segment when the same command is run again."""
     from deblur.predict import PredictOptions, deblur_photos
 
     options = PredictOptions(
