@@ -206,15 +206,17 @@ class Deblurrer:
         (benchmarks/video_flicker.py: 3.69 levels between frames against the input's 2.10 and the network's 1.65),
         and auto would switch ways between frames: kernel-aware and auto send clips to the network; kernel, asked
         for, stays."""
-        if self.method == "kernel-aware" and self.kernel_aware:
-            note = (
-                "clips go to the network under --method kernel-aware, the default (each frame's own kernel "
-                "estimate would flicker)"
-            )
-            return replace(self.network(), method="network"), note
         if self.method in ("auto", "kernel-aware"):
-            note = "clips go to the network under --method auto (a choice per frame would flicker)"
-            return replace(self.network(), method="network"), note if self.method == "auto" else ""
+            if self.method == "auto":
+                note = "clips go to the network under --method auto (a choice per frame would flicker)"
+            elif self.kernel_aware:
+                note = (
+                    "clips go to the network under --method kernel-aware, the default (each frame's own kernel "
+                    "estimate would flicker)"
+                )
+            else:  # a plain model under the default runs as the network anyway: nothing to say
+                note = ""
+            return replace(self.network(), method="network"), note
         if self.method == "kernel":
             return (
                 self,
