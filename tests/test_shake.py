@@ -85,6 +85,18 @@ def test_splitting_with_no_blur_and_no_prior_returns_the_photo_and_betas_grow_to
     assert list(growing(1.0, 100.0, 4.0)) == [1.0, 4.0, 16.0, 64.0]
 
 
+def test_splitting_takes_a_transfer_function_that_channels_share():
+    rng = np.random.default_rng(2)
+    photo = rng.random((40, 56)).astype(np.float32)
+    kernel = rng.random((5, 5)).astype(np.float32)
+    kernel /= kernel.sum()
+    shrink = lambda gx, gy, beta: (gx * 0.5, gy * 0.5)  # noqa: E731
+    origin = (1.7, 2.2)
+    by_kernel = split(photo, kernel, shrink, [1.0, 4.0], 100.0, origin)
+    by_transfer = split(photo, otf(kernel, photo.shape, origin), shrink, [1.0, 4.0], 100.0)
+    np.testing.assert_array_equal(by_kernel, by_transfer)
+
+
 def test_centre_moves_the_extent_to_the_middle_by_whole_pixels():
     kernel = np.zeros((15, 15), np.float32)
     kernel[2, 3:8] = 0.2  # a line from (2, 3) to (2, 7): its middle is (2, 5)

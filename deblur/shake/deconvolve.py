@@ -15,7 +15,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from deblur.shake.fourier import centre_of_mass, wrap_edges
+from deblur.shake.fourier import centre_of_mass, otf, padded_shape, wrap_edges
 from deblur.shake.split import Shrink, growing, split
 
 FIDELITY = 2000.0  # against the gradient prior: higher keeps more detail and more noise
@@ -45,11 +45,11 @@ def deconvolve(
     height, width = blurry.shape[:2]
     shrink = _soft if exponent == 1 else _hyper(exponent)
     betas = list(growing(*BETAS))  # every channel walks the same weights
-    origin = centre_of_mass(kernel)
+    transfer = otf(kernel, padded_shape((height, width), kernel.shape[0]), centre_of_mass(kernel))  # every channel's
 
     def channel(c: int) -> np.ndarray:
         observed = wrap_edges(np.asarray(blurry[:, :, c], np.float32), kernel.shape[0])
-        return split(observed, kernel, shrink, betas, fidelity, origin)[:height, :width]
+        return split(observed, transfer, shrink, betas, fidelity)[:height, :width]
 
     with ThreadPoolExecutor(max(1, min(THREADS, blurry.shape[2]))) as pool:
         channels = list(pool.map(channel, range(blurry.shape[2])))

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from PIL import Image
-from scipy import ndimage, signal
+from scipy import fft, ndimage
 
 from deblur.shake.edges import edge_threshold, strong_edges
 from deblur.shake.fourier import gradients, kernel_of, spectrum, wrap_edges
@@ -167,9 +167,12 @@ def l0_latent(observed: np.ndarray, kernel: np.ndarray, smoothness: float, setti
     """argmin_x |k * x - y|^2 + smoothness |grad x|_0, by half-quadratic splitting."""
 
     def hard(gx: np.ndarray, gy: np.ndarray, beta: float) -> tuple[np.ndarray, np.ndarray]:
-        weak = gx**2 + gy**2 < smoothness / beta  # the L0 prior's step: a gradient is kept whole or dropped
-        gx[weak] = 0
-        gy[weak] = 0
+        # the L0 prior's step: a gradient is kept whole or dropped (by a multiply: indexing by a mask is 4x slower)
+        power = gx * gx
+        power += gy * gy
+        kept = power >= smoothness / beta
+        gx *= kept
+        gy *= kept
         return gx, gy
 
     return split(observed, kernel, hard, growing(2 * smoothness, settings.beta_max, settings.beta_rate))
@@ -191,9 +194,13 @@ def kernel_step(
     # The normal operator is a correlation with the gradients' autocorrelation, of which only the lags within the
     # kernel's reach matter: one small convolution a step instead of two FFTs of the photo (10x faster).
     lags = kernel_of(np.abs(lx) ** 2 + np.abs(ly) ** 2, shape, 2 * size - 1)
+    # `signal.fftconvolve(k, lags, mode="same")` with the lags' transform taken once, not at every step
+    full = fft.next_fast_len(3 * size - 2, real=True)
+    lags_spectrum = fft.rfft2(lags, (full, full))
+    middle = slice(size - 1, 2 * size - 1)
 
     def normal(k: np.ndarray) -> np.ndarray:
-        return signal.fftconvolve(k, lags, mode="same") + weight * k
+        return fft.irfft2(fft.rfft2(k, (full, full)) * lags_spectrum, (full, full))[middle, middle] + weight * k
 
     kernel = np.full((size, size), 1.0 / size**2, np.float32)
     residual = rhs - normal(kernel)

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 import numpy as np
 from scipy import fft
 
-# scipy.fft workers per transform. One: at the kernel path's sizes (512 px estimates, 1280x720 channels) threads
-# cost more than they save (estimate at 1280x720 on a 2-core Zen 4: 2.22 s with all cores, 1.78 s with one); the
-# deconvolution runs its channels side by side instead (`deblur.shake.deconvolve`).
+# scipy.fft workers per transform. One: at the kernel path's sizes threads cost more than they save or save nothing
+# (estimate at 1280x720 on a 2-core Zen 4: 2.22 s with all cores, 1.78 s with one; on a 2-core Zen 5, with two
+# workers for transforms of 400,000 px and more, 0.83 s against 0.84); the deconvolution runs its channels side by
+# side instead (`deblur.shake.deconvolve`).
 THREADS = 1
 
 
@@ -16,7 +19,7 @@ def spectrum(image: np.ndarray) -> np.ndarray:
 
 
 def image_of(spectrum_: np.ndarray, shape: tuple[int, int]) -> np.ndarray:
-    return fft.irfft2(spectrum_, s=shape, workers=THREADS).astype(np.float32)
+    return fft.irfft2(spectrum_, s=shape, workers=THREADS).astype(np.float32, copy=False)
 
 
 def otf(kernel: np.ndarray, shape: tuple[int, int], origin: tuple[float, float] | None = None) -> np.ndarray:
@@ -30,9 +33,12 @@ def otf(kernel: np.ndarray, shape: tuple[int, int], origin: tuple[float, float] 
     if origin is None:
         return transfer
     dy, dx = origin[0] - kh // 2, origin[1] - kw // 2
-    rows = np.fft.fftfreq(shape[0])[:, None]
-    columns = np.fft.rfftfreq(shape[1])[None, :]
-    return transfer * np.exp(2j * np.pi * (rows * dy + columns * dx)).astype(np.complex64)
+    # the ramp is separable: one row of phases times one column, not an exponential per frequency
+    rows = np.exp(2j * np.pi * dy * np.fft.fftfreq(shape[0])).astype(np.complex64)[:, None]
+    columns = np.exp(2j * np.pi * dx * np.fft.rfftfreq(shape[1])).astype(np.complex64)[None, :]
+    transfer *= rows
+    transfer *= columns
+    return transfer
 
 
 def centre_of_mass(kernel: np.ndarray) -> tuple[float, float]:
@@ -49,19 +55,43 @@ def kernel_of(spectrum_: np.ndarray, shape: tuple[int, int], size: int) -> np.nd
 
 
 def gradients(image: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Forward differences with wrap-around, matching `gradient_otfs`."""
-    return np.roll(image, -1, axis=1) - image, np.roll(image, -1, axis=0) - image
+    """Forward differences with wrap-around, matching `gradient_otfs` (by slices: `np.roll` copies the image)."""
+    gx, gy = np.empty_like(image), np.empty_like(image)
+    np.subtract(image[:, 1:], image[:, :-1], out=gx[:, :-1])
+    np.subtract(image[:, :1], image[:, -1:], out=gx[:, -1:])
+    np.subtract(image[1:], image[:-1], out=gy[:-1])
+    np.subtract(image[:1], image[-1:], out=gy[-1:])
+    return gx, gy
 
 
 def gradients_adjoint(gx: np.ndarray, gy: np.ndarray) -> np.ndarray:
     """The adjoint of `gradients` (backward differences): its spectrum is conj(dx) * gx's + conj(dy) * gy's, with
     one FFT instead of two."""
-    return np.roll(gx, 1, axis=1) - gx + np.roll(gy, 1, axis=0) - gy
+    out = np.empty_like(gx)
+    np.subtract(gx[:, :-1], gx[:, 1:], out=out[:, 1:])  # gx one to the left, less gx
+    np.subtract(gx[:, -1:], gx[:, :1], out=out[:, :1])
+    out[1:] += gy[:-1]
+    out[:1] += gy[-1:]
+    out -= gy
+    return out
 
 
+@lru_cache(maxsize=16)
 def gradient_otfs(shape: tuple[int, int]) -> tuple[np.ndarray, np.ndarray]:
+    """Read-only: cached, as every round of the estimate at one scale asks for the same shape."""
     # The kernels [1, -1] placed so their OTFs are exactly the roll-based differences of `gradients`.
-    return otf(np.array([[1, -1, 0]], np.float32), shape), otf(np.array([[1], [-1], [0]], np.float32), shape)
+    dx, dy = otf(np.array([[1, -1, 0]], np.float32), shape), otf(np.array([[1], [-1], [0]], np.float32), shape)
+    dx.flags.writeable = dy.flags.writeable = False
+    return dx, dy
+
+
+@lru_cache(maxsize=16)
+def gradient_power(shape: tuple[int, int]) -> np.ndarray:
+    """|D_x|^2 + |D_y|^2 on `shape`, read-only."""
+    dx, dy = gradient_otfs(shape)
+    power = (np.abs(dx) ** 2 + np.abs(dy) ** 2).astype(np.float32)
+    power.flags.writeable = False
+    return power
 
 
 def wrap_edges(image: np.ndarray, pad: int) -> np.ndarray:
@@ -72,11 +102,17 @@ def wrap_edges(image: np.ndarray, pad: int) -> np.ndarray:
     across the whole result. Cropping back to the photo's size undoes it.
     """
     height, width = image.shape
-    down, across = fast_length(height + pad) - height, fast_length(width + pad) - width
+    rows, columns = padded_shape(image.shape, pad)
+    down, across = rows - height, columns - width
     t = np.arange(1, across + 1, dtype=np.float32) / (across + 1)
     wide = np.concatenate([image, (1 - t)[None, :] * image[:, -1:] + t[None, :] * image[:, :1]], axis=1)
     t = np.arange(1, down + 1, dtype=np.float32) / (down + 1)
     return np.concatenate([wide, (1 - t)[:, None] * wide[-1:, :] + t[:, None] * wide[:1, :]], axis=0)
+
+
+def padded_shape(shape: tuple[int, int], pad: int) -> tuple[int, int]:
+    """The shape `wrap_edges` gives an image of `shape`."""
+    return fast_length(shape[0] + pad), fast_length(shape[1] + pad)
 
 
 def fast_length(n: int) -> int:

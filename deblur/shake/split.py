@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterable
 
 import numpy as np
 
-from deblur.shake.fourier import gradient_otfs, gradients, gradients_adjoint, image_of, otf, spectrum
+from deblur.shake.fourier import gradient_power, gradients, gradients_adjoint, image_of, otf, spectrum
 
 # (gx, gy, beta) -> the shrunk (gx, gy), in place or new
 Shrink = Callable[[np.ndarray, np.ndarray, float], tuple[np.ndarray, np.ndarray]]
@@ -27,17 +27,24 @@ def split(
     origin: tuple[float, float] | None = None,
 ) -> np.ndarray:
     """The latent 2-D image after one shrink and one Fourier step per beta, starting from `observed`; `origin` is
-    the kernel's point that stays in place (`fourier.otf`)."""
-    k_otf = otf(kernel, observed.shape, origin)
-    dx, dy = gradient_otfs(observed.shape)
+    the kernel's point that stays in place (`fourier.otf`). `kernel` may be its transfer function on
+    `observed.shape` already (complex), for channels that share one."""
+    k_otf = kernel if np.iscomplexobj(kernel) else otf(kernel, observed.shape, origin)
     kty = fidelity * np.conj(k_otf) * spectrum(observed)
     ktk = fidelity * np.abs(k_otf) ** 2
-    dtd = np.abs(dx) ** 2 + np.abs(dy) ** 2
+    dtd = gradient_power(observed.shape)
     latent = observed
+    denominator = np.empty_like(ktk)
     for beta in betas:
         gx, gy = shrink(*gradients(latent), beta)
         edges = spectrum(gradients_adjoint(gx, gy))
-        latent = image_of((kty + beta * edges) / (ktk + beta * dtd), observed.shape)
+        # (kty + beta edges) / (ktk + beta dtd), in place: at 1280x720 the temporaries cost as much as the FFTs
+        edges *= beta
+        edges += kty
+        np.multiply(dtd, beta, out=denominator)
+        denominator += ktk
+        edges /= denominator
+        latent = image_of(edges, observed.shape)
     return latent
 
 
