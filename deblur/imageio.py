@@ -28,6 +28,7 @@ from deblur.photo16 import encode_png16, is_deep_colour, read_deep_colour, write
 # A decompression-bomb guard for files on the user's own disk: 200 MP is far above any camera's photo. The server's
 # own, lower limit (`deblur.serve.limits`) bounds what strangers can make it hold in memory.
 DEFAULT_MAX_PIXELS = 200_000_000
+HEIF_SUFFIXES = {".heic", ".heif"}
 READ_SUFFIXES = {".png", ".jpg", ".jpeg", ".bmp", ".webp", ".tif", ".tiff", ".gif", ".heic", ".heif", ".avif"}
 WriteFormat = Literal["png", "jpg", "webp", "bmp", "tiff"]
 WRITE_FORMATS = dict(zip(get_args(WriteFormat), ("PNG", "JPEG", "WEBP", "BMP", "TIFF"), strict=True))  # Pillow's names
@@ -112,22 +113,29 @@ def peek_photo(source: Path | BinaryIO, name: str, *, max_pixels: int = DEFAULT_
 
 
 @cache
-def _register_plugins() -> None:
-    """HEIC and HEIF, the photos iPhones and many Android phones save (pillow-heif; Pillow reads AVIF itself)."""
-    from pillow_heif import register_heif_opener
-
+def _register_plugins() -> bool:
+    """HEIC and HEIF, the photos iPhones and many Android phones save (pillow-heif; Pillow reads AVIF itself): True
+    when they can be read. Without pillow-heif (a machine given only some of deblur's packages, as a GPU machine
+    with no package index) every other format still reads."""
+    try:
+        from pillow_heif import register_heif_opener
+    except ImportError:
+        return False
     register_heif_opener()
+    return True
 
 
 @contextlib.contextmanager
 def _opened(source: Path | BinaryIO, name: str, max_pixels: int) -> Iterator[Image.Image]:
     # Pillow's own guard is replaced by this one, which names the file and the setting. Opening reads only the
     # header, so an oversized image is refused before any of it is decoded.
-    _register_plugins()
+    heif = _register_plugins()
     Image.MAX_IMAGE_PIXELS = None
     try:
         image = Image.open(source)
     except UnidentifiedImageError:
+        if not heif and Path(name).suffix.lower() in HEIF_SUFFIXES:
+            raise NotAnImageError(f"{name}: HEIC and HEIF photos need pillow-heif: pip install pillow-heif") from None
         raise NotAnImageError(f"{name}: not a readable image (not in a format Pillow reads)") from None
     except (OSError, SyntaxError, ValueError) as err:
         raise ImageReadError(f"{name}: not a readable image ({err})") from None

@@ -120,3 +120,14 @@ def _png(pixels: np.ndarray) -> bytes:
     buffer = io.BytesIO()
     Image.fromarray(pixels).save(buffer, format="PNG")
     return buffer.getvalue()
+
+
+def test_without_pillow_heif_other_photos_read_and_a_heic_names_what_it_needs(tmp_path, monkeypatch):
+    import deblur.imageio as imageio
+
+    monkeypatch.setattr(imageio, "_register_plugins", lambda: False)  # as on a machine without pillow-heif
+    Image.fromarray(photo_pixels()).save(tmp_path / "camera.jpg", quality=95)
+    assert read_photo(tmp_path / "camera.jpg").rgb.shape == (48, 64, 3)
+    (tmp_path / "phone.heic").write_bytes(b"\x00\x00\x00\x18ftypheic" + bytes(64))
+    with pytest.raises(imageio.ImageReadError, match="phone.heic: HEIC and HEIF photos need pillow-heif"):
+        read_photo(tmp_path / "phone.heic")

@@ -32,3 +32,11 @@ def test_matmul_rate_is_positive_and_finite():
 def test_achieved_share():
     assert achieved(2e9, 0.5, MatmulRate("float32", 8.0)) == (4.0, 0.5)
     assert achieved(2e9, 0.5, None) == (4.0, None)
+
+
+def test_kernel_aware_network_adds_its_wider_head_and_its_gate():
+    # 3 more input channels into the 7x7 head, and the 7x7 gate conv (width -> 1) beside the tail
+    w = 8
+    plain = forward_flops_per_pixel(build_generator(width=w, blocks=1))
+    aware = forward_flops_per_pixel(build_generator(width=w, blocks=1, kernel_aware=True))
+    assert aware - plain == pytest.approx(2 * (49 * 3 * w + 49 * w))

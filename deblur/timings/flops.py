@@ -56,7 +56,8 @@ def forward_flops_per_pixel(model: keras.Model, probe: int = 64) -> float:
     """
     convs = [layer for layer in model.layers if isinstance(layer, keras.layers.Conv2D)]
     probe_model = keras.Model(model.input, [layer.output for layer in convs])
-    outputs = probe_model(np.zeros((1, probe, probe, 3), dtype="float32"), training=False)
+    channels = model.input_shape[-1]  # 6 for the kernel-aware network: the photo and its deconvolution
+    outputs = probe_model(np.zeros((1, probe, probe, channels), dtype="float32"), training=False)
     flops = 0.0
     for layer, output in zip(convs, outputs, strict=True):
         kernel_h, kernel_w, channels_in, channels_out = layer.kernel.shape
