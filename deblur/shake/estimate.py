@@ -167,7 +167,7 @@ def l0_latent(observed: np.ndarray, kernel: np.ndarray, smoothness: float, setti
     """argmin_x |k * x - y|^2 + smoothness |grad x|_0, by half-quadratic splitting."""
 
     def hard(gx: np.ndarray, gy: np.ndarray, beta: float) -> tuple[np.ndarray, np.ndarray]:
-        # the L0 prior's step: a gradient is kept whole or dropped (by a multiply: indexing by a mask is 4x slower)
+        # the L0 prior's step: a gradient is kept whole or dropped (by a multiply: setting by a mask took 2.6x longer)
         power = gx * gx
         power += gy * gy
         kept = power >= smoothness / beta
