@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # A lent GPU's work, as one command from the checkout's root there (docs/gpus.md, "A lent GPU, step by step"); the
-# machine has JAX and no TensorFlow, and .whl (keras, namex, optree) and .gpu/photos (benchmarks/gpu_photos.py)
-# travel with the checkout.
+# machine has JAX and no TensorFlow, and .whl (keras and the command line's typer and pydantic, with what they need)
+# and .gpu/photos (benchmarks/gpu_photos.py) travel with the checkout.
 #
 #   bash benchmarks/gpu_run.sh speed            # benchmarks/gpu_speed.py: the figures of docs/gpus.md
 #   bash benchmarks/gpu_run.sh train [MINUTES]  # the kernel-aware network from the shipped weights, pairs made on
