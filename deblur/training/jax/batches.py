@@ -46,10 +46,7 @@ def training_batches(
     sequence = PairSequence(pairs, patch_size, batch_size, steps_per_epoch, seed=seed, augment=augment)
 
     def read(step: int) -> tuple[np.ndarray, np.ndarray]:
-        epoch, index = divmod(step, steps_per_epoch)
-        # __getitem__ draws from (seed, epoch, index) alone: a copy per call sets the epoch without shared state.
-        reader = copy.copy(sequence)
-        reader.epoch = epoch
+        reader, _, index = at_step(sequence, step, steps_per_epoch)
         return reader[index]
 
     yield from read_ahead(read, first_step, last_step, workers)
@@ -74,12 +71,19 @@ def device_draws(
     sequence = PairSequence(pairs, patch_size, batch_size, steps_per_epoch, seed=seed, augment=augment)
 
     def read(step: int) -> HostDraws:
-        epoch, index = divmod(step, steps_per_epoch)
-        reader = copy.copy(sequence)
-        reader.epoch = epoch
+        reader, epoch, index = at_step(sequence, step, steps_per_epoch)
         return draw(reader.sharp_patches(index), np.random.default_rng([seed, epoch, index, 1]), synth)
 
     yield from read_ahead(read, first_step, last_step, workers)
+
+
+def at_step(sequence: PairSequence, step: int, steps_per_epoch: int) -> tuple[PairSequence, int, int]:
+    """(a reader of `sequence` set to the step's epoch, the epoch, the batch's index in it). The sequence draws
+    from (seed, epoch, index) alone: a copy per step sets the epoch without state shared between threads."""
+    epoch, index = divmod(step, steps_per_epoch)
+    reader = copy.copy(sequence)
+    reader.epoch = epoch
+    return reader, epoch, index
 
 
 def read_ahead(read: Callable[[int], T], first_step: int, last_step: int, workers: int) -> Iterator[T]:
