@@ -66,10 +66,15 @@ def atomic_dir(final: str | Path, *, replace: bool = False) -> Iterator[Path]:
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-def safe_file_name(name: str) -> str:
+def safe_file_name(name: str, *, ascii_only: bool = False) -> str:
     """`name` with anything but letters, digits, "-", "_" and "." replaced by "_", at most 100 characters: safe
-    in a header's filename and on any file system."""
-    return "".join(c if c.isalnum() or c in "-_." else "_" for c in name)[:100]
+    on any file system; with `ascii_only`, letters and digits outside ASCII too (an HTTP header's plain
+    `filename`, which travels as Latin-1)."""
+
+    def kept(c: str) -> bool:
+        return (c.isalnum() and (c.isascii() or not ascii_only)) or c in "-_."
+
+    return "".join(c if kept(c) else "_" for c in name)[:100]
 
 
 def _umask() -> int:

@@ -2,10 +2,11 @@
 
 In: any format Pillow reads (JPEG, PNG, BMP, WebP, TIFF, GIF, and HEIC/HEIF and AVIF as phones save them, through
 pillow-heif and Pillow's AVIF plugin), EXIF orientation applied, grayscale / RGBA / 16-bit handled; an animation
-is refused by name. The model sees HWC RGB float32 in [0, 1]. Out: the same kind of image as came in: grayscale
-stays grayscale, alpha is kept unchanged (flattened onto white where the format has none), 16 bits stay 16 bits
-in PNG and TIFF (`deblur.photo16` for colour), and the photo's EXIF (its orientation reset, the pixels being
-turned) and ICC profile go with it unless stripped.
+or a TIFF of several pages is refused by name, as is a JPEG far shorter than its pixels. The model sees HWC RGB
+float32 in [0, 1]. Out: the same kind of image as came in: grayscale stays grayscale, alpha is kept unchanged
+(flattened onto white where the format has none), 16 bits stay 16 bits in PNG and TIFF (`deblur.photo16` for
+colour), and the photo's EXIF (its orientation reset, the pixels being turned) and ICC profile go with it unless
+stripped.
 """
 
 from __future__ import annotations
@@ -50,8 +51,13 @@ class ImageTooLargeError(ImageReadError):
     """The image has more pixels than allowed: refused from its header, before decoding (a decompression bomb)."""
 
 
+class TruncatedImageError(ImageReadError):
+    """The file ends long before its pixels do: its header promises more than its data can hold."""
+
+
 class AnimationError(ImageReadError):
-    """The image is an animation (a GIF, APNG or WebP of several frames): deblur takes stills and video clips."""
+    """The image is an animation (a GIF, APNG or WebP of several frames) or a TIFF of several pages: deblur takes
+    one still a file, and video clips."""
 
 
 @dataclass
@@ -145,12 +151,72 @@ def _opened(source: Path | BinaryIO, name: str, max_pixels: int) -> Iterator[Ima
                 f"{name}: {image.width}x{image.height} = {image.width * image.height:,} pixels, over the "
                 f"limit of {max_pixels:,} (max_pixels) that guards against decompression bombs"
             )
+        _check_jpeg_length(source, image, name)
+        if getattr(image, "n_frames", 1) > 1 and image.format == "TIFF":
+            raise AnimationError(
+                f"{name}: a TIFF of {image.n_frames} pages; deblur takes one photo a file, so that none is left out "
+                "unseen: split it first (for example tiffsplit, or magick in.tif page-%d.png) and deblur the pages"
+            )
         if getattr(image, "is_animated", False) and image.format in ("GIF", "PNG", "WEBP"):
             raise AnimationError(
                 f"{name}: an animation of {image.n_frames} frames; deblur takes still photos and video clips: make "
                 "it a clip first (for example ffmpeg -i animation.gif clip.mp4) and deblur that"
             )
         yield image
+
+
+# Start-of-frame markers of arithmetic-coded JPEGs, which can hold a flat block in a fraction of a bit.
+ARITHMETIC_FRAMES = {0xC9, 0xCA, 0xCB, 0xCD, 0xCE, 0xCF}
+
+
+def _check_jpeg_length(source: Path | BinaryIO, image: Image.Image, name: str) -> None:
+    """Refuse a JPEG too short for the pixels its header declares, from its length alone, before decoding.
+
+    libjpeg fills what a cut file lacks with grey and only warns, so a 600-byte file that declares 7000x7000 would
+    be deblurred at full size. In a Huffman-coded JPEG (all but a rare few) every 8x8 block of the full-resolution
+    component costs at least one bit (its DC code), so the file is at least a bit a block long."""
+    if image.format not in ("JPEG", "MPO"):
+        return
+    with _bytes_of(source) as file:
+        head = file.read(2**18)
+        length = file.seek(0, 2)
+    if _jpeg_frame(head) in ARITHMETIC_FRAMES:
+        return
+    blocks = -(-image.width // 8) * -(-image.height // 8)
+    if length * 8 < blocks:
+        raise TruncatedImageError(
+            f"{name}: truncated: a {image.width}x{image.height} JPEG needs at least {blocks // 8:,} bytes for its "
+            f"pixels, and the file has {length:,}"
+        )
+
+
+@contextlib.contextmanager
+def _bytes_of(source: Path | BinaryIO) -> Iterator[BinaryIO]:
+    """The source from its first byte: a file opened for it, or the stream rewound (left where it was after)."""
+    if isinstance(source, Path):
+        with source.open("rb") as file:
+            yield file
+        return
+    where = source.tell()
+    source.seek(0)
+    try:
+        yield source
+    finally:
+        source.seek(where)
+
+
+def _jpeg_frame(head: bytes) -> int | None:
+    """The start-of-frame marker's second byte (0xC0 baseline, 0xC2 progressive, ...), walking the segments of a
+    JPEG's first bytes; None if it is not among them."""
+    at = 2  # after SOI
+    while at + 4 <= len(head) and head[at] == 0xFF:
+        marker = head[at + 1]
+        if 0xC0 <= marker <= 0xCF and marker not in (0xC4, 0xC8, 0xCC):  # not DHT, JPG, DAC
+            return marker
+        if marker == 0xDA:  # the scan starts: no frame before it
+            return None
+        at += 2 + int.from_bytes(head[at + 2 : at + 4], "big")
+    return None
 
 
 def _rewound(source: Path | BinaryIO) -> Path | BinaryIO:

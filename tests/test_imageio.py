@@ -8,6 +8,7 @@ from PIL import Image, ImageCms
 
 from deblur.imageio import (
     AnimationError,
+    TruncatedImageError,
     WriteOptions,
     decode_photo,
     encode_photo,
@@ -102,6 +103,29 @@ def test_an_animation_is_refused_by_name(tmp_path):
         read_photo(tmp_path / "moving.gif")
     Image.fromarray(photo_pixels()).convert("P").save(tmp_path / "still.gif")
     assert read_photo(tmp_path / "still.gif").rgb.shape == (48, 64, 3)
+
+
+def test_a_tiff_of_several_pages_is_refused_by_name_and_one_page_is_read(tmp_path):
+    pages = [Image.fromarray(np.roll(photo_pixels(), shift, axis=1)) for shift in (0, 5)]
+    pages[0].save(tmp_path / "scan.tif", save_all=True, append_images=pages[1:])
+    with pytest.raises(AnimationError, match=r"scan.tif: a TIFF of 2 pages; .* tiffsplit"):
+        read_photo(tmp_path / "scan.tif")
+    pages[0].save(tmp_path / "page.tif")
+    assert read_photo(tmp_path / "page.tif").rgb.shape == (48, 64, 3)
+
+
+@pytest.mark.parametrize("progressive", [False, True])
+def test_a_jpeg_far_shorter_than_its_pixels_is_refused_and_a_flat_one_is_not(tmp_path, progressive):
+    """libjpeg fills a cut file with grey: a 3 kB file declaring 7000x7000 would be deblurred at full size. The
+    flattest real JPEG of that size (black, optimized tables) is three times the bound."""
+    buffer = io.BytesIO()
+    Image.new("RGB", (7000, 7000)).save(buffer, "JPEG", optimize=True, progressive=progressive)
+    flat = buffer.getvalue()
+    (tmp_path / "flat.jpg").write_bytes(flat)
+    (tmp_path / "cut.jpg").write_bytes(flat[:3000] + b"\xff\xd9")
+    assert decode_photo(io.BytesIO(flat), "flat.jpg").rgb.shape == (7000, 7000, 3)
+    with pytest.raises(TruncatedImageError, match=r"cut.jpg: truncated: a 7000x7000 JPEG needs at least 95,703 bytes"):
+        read_photo(tmp_path / "cut.jpg")
 
 
 def test_alpha_is_flattened_onto_white_where_the_format_has_none(tmp_path):

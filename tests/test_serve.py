@@ -31,11 +31,15 @@ def model(tmp_path_factory):
 LIMITS = Limits(max_bytes=2_000_000, max_pixels=1_000_000, waiting=2)
 
 
+# The name the test client sends as Host: the server answers only the names it was started for (`KnownHost`).
+TEST_HOST = ("testserver",)
+
+
 def make_client(model, limits=LIMITS, method=DEFAULT_METHOD, **options):
     deblurrer = load_deblurrer(model, precision="float32", method=method)  # as `deblur serve` opens it
     info = model_info(model, "a test model", "float32", method=deblurrer.effective_method)
     service = DeblurService(deblurrer, info, limits)
-    return TestClient(create_app(service, **options)), service
+    return TestClient(create_app(service, **{"allowed_hosts": TEST_HOST, **options})), service
 
 
 @pytest.fixture(scope="module")
@@ -149,7 +153,7 @@ def test_a_photo_may_ask_for_a_method_and_the_answer_names_one_that_may_be_shake
 def test_a_server_without_the_model_refuses_a_method_that_needs_it(model):
     deblurrer = load_deblurrer(model, precision="float32", method="kernel")
     service = DeblurService(deblurrer, model_info(model, "a test model", "float32", method="kernel"), LIMITS)
-    with TestClient(create_app(service)) as kernel_only:
+    with TestClient(create_app(service, allowed_hosts=TEST_HOST)) as kernel_only:
         data = png_bytes(photo())
         for method in ("network", "auto"):
             refused = post(kernel_only, data, method=method)
@@ -312,6 +316,23 @@ def test_an_error_inside_inference_answers_500_and_the_server_goes_on(model, mon
         service.deblurrer = real
         assert post(client, png_bytes(photo())).status_code == 200
         assert client.get("/healthz").json()["status"] == "ok"
+
+
+def test_a_failure_outside_inference_answers_500_in_json(model, monkeypatch):
+    """A name Latin-1 could not hold once failed as the answer was built, in plain text; any such bug answers as
+    every other error does."""
+    import deblur.serve.routes
+
+    def broken(name):
+        raise UnicodeEncodeError("latin-1", name, 0, 1, "ordinal not in range(256)")
+
+    monkeypatch.setattr(deblur.serve.routes, "content_disposition", broken)
+    deblurrer = load_deblurrer(model, precision="float32")
+    service = DeblurService(deblurrer, model_info(model, "a test model", "float32"), LIMITS)
+    with TestClient(create_app(service, allowed_hosts=TEST_HOST), raise_server_exceptions=False) as client:
+        response = post(client, png_bytes(photo()))
+    assert response.status_code == 500
+    assert response.json() == {"detail": "the server failed: UnicodeEncodeError"}
 
 
 def test_no_file_is_left_on_disk(client, tmp_path, monkeypatch):

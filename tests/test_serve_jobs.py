@@ -45,7 +45,7 @@ def app_with(model, **limits):
     service = DeblurService(deblurrer, model_info(model, "a test model", "float32"), limits)
     slow = Slow(deblurrer)
     jobs = VideoJobs(slow, limits, log=lambda _: None)
-    return create_app(service, jobs=jobs), jobs, slow
+    return create_app(service, jobs=jobs, allowed_hosts=("testserver",)), jobs, slow
 
 
 def upload(client, path):

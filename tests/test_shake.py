@@ -12,7 +12,15 @@ from deblur.shake import check_method
 from deblur.shake.choose import MAYBE_SHAKEN, SHARPNESS_LIMIT, TRUSTED_EXTENT, choose, sharpness
 from deblur.shake.deconvolve import _hyper, deconvolve, shrinkage
 from deblur.shake.edges import DIRECTIONS, edge_threshold, strong_edges
-from deblur.shake.estimate import Estimate, EstimateSettings, centre, estimate_kernel, refinement_scales
+from deblur.shake.estimate import (
+    MIN_WORKING_SIDE,
+    Estimate,
+    EstimateSettings,
+    centre,
+    estimate_kernel,
+    refinement_scales,
+    working_scale,
+)
 from deblur.shake.fourier import (
     gradient_otfs,
     gradients,
@@ -208,6 +216,20 @@ def test_fitting_the_kernel_to_the_strongest_edges_finds_a_shake_that_all_edges_
     assert psnr(sharp, deconvolve(blurry, estimate.kernel)) > psnr(sharp, blurry) + 6
     everything = estimate_kernel(blurry, EstimateSettings(edges=0))
     assert psnr(sharp, deconvolve(blurry, everything.kernel)) < psnr(sharp, blurry) + 4
+
+
+@pytest.mark.parametrize("height, width", [(8, 3000), (3000, 8), (6, 60000), (64, 20000)])
+def test_a_strip_far_longer_than_wide_is_deblurred_at_its_own_size(height, width):
+    """Shrunk to 384 px long, such a strip was under a pixel wide and the estimate failed (a broadcast error)."""
+    strip = np.random.default_rng(0).random((height, width, 3), dtype=np.float32)
+    assert min(height, width) * working_scale((height, width), 384) >= min(MIN_WORKING_SIDE, height, width)
+    restored = restore(strip)
+    assert restored.shape == strip.shape and np.isfinite(restored).all()
+
+
+def test_the_working_scale_of_an_ordinary_photo_is_its_long_side_at_working_side():
+    assert working_scale((720, 1280), 384) == 384 / 1280
+    assert working_scale((200, 300), 384) == 1.0
 
 
 def test_refinement_scales_climb_by_sqrt2_to_the_top_and_none_past_it():

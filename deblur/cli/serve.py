@@ -48,6 +48,14 @@ def serve(
         list[str] | None,
         typer.Option(help="Let pages from this origin call the API, e.g. http://localhost:3000 (repeatable)."),
     ] = None,
+    allow_host: Annotated[
+        list[str] | None,
+        typer.Option(
+            help="Also answer requests addressed to this host name (repeatable; * for any), as behind a proxy or on "
+            "a name in your DNS. Without it, only localhost, IP addresses and --host are answered: a web page cannot "
+            "reach the server by pointing its own name at this machine (DNS rebinding).",
+        ),
+    ] = None,
     show_paths: Annotated[
         bool,
         typer.Option(
@@ -77,6 +85,7 @@ def serve(
         method=method,
         limits=limits,
         cors_origins=origins,
+        allowed_hosts=tuple(allow_host or ()),
         show_paths=show_paths,
         log=typer.echo,
     )

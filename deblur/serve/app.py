@@ -4,7 +4,9 @@ and the guards every request passes: the upload size limit and the same-origin r
 from __future__ import annotations
 
 import contextlib
+import ipaddress
 import json
+import logging
 from collections.abc import AsyncIterator
 from importlib import resources
 from pathlib import Path
@@ -23,12 +25,20 @@ from deblur.serve.routes import ANSWER_HEADERS, router
 from deblur.serve.service import DeblurService
 
 STATIC = Path(str(resources.files("deblur.serve") / "static"))
+log = logging.getLogger("deblur.serve")
 
 
-def create_app(service: DeblurService, *, cors_origins: tuple[str, ...] = (), jobs: VideoJobs | None = None) -> FastAPI:
+def create_app(
+    service: DeblurService,
+    *,
+    cors_origins: tuple[str, ...] = (),
+    allowed_hosts: tuple[str, ...] = (),
+    jobs: VideoJobs | None = None,
+) -> FastAPI:
     """The app around a loaded model. Its lifespan warms the model up at start-up and, at shutdown, lets the
     running deblur finish while refusing the ones still waiting, and cancels a running video job and removes
-    every job's files."""
+    every job's files. `allowed_hosts`: host names requests may be addressed to beside this machine's own
+    (`KnownHost`)."""
     jobs = jobs or VideoJobs(service.deblurrer, service.limits)
 
     @contextlib.asynccontextmanager
@@ -51,6 +61,7 @@ def create_app(service: DeblurService, *, cors_origins: tuple[str, ...] = (), jo
     app.state.service = service
     app.state.jobs = jobs
     app.add_exception_handler(RequestValidationError, one_line_error)
+    app.add_exception_handler(Exception, internal_error)
     app.include_router(router)
     app.include_router(job_router)
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
@@ -67,6 +78,7 @@ def create_app(service: DeblurService, *, cors_origins: tuple[str, ...] = (), jo
             expose_headers=list(ANSWER_HEADERS),  # else another origin's script cannot read them
         )
     app.add_middleware(SameOrigin, allowed=cors_origins)
+    app.add_middleware(KnownHost, allowed=allowed_hosts)
     app.add_middleware(
         BodyLimit, max_bytes=service.limits.max_bytes, paths={"/v1/jobs": service.limits.max_video_bytes}
     )
@@ -83,6 +95,13 @@ async def one_line_error(request: Request, err: RequestValidationError) -> JSONR
         shown = f" (got {value!r})" if isinstance(value, (str, int, float)) else ""
         problems.append(f"{'.'.join(where) or 'the request'}: {error.get('msg', 'invalid')}{shown}")
     return JSONResponse({"detail": "; ".join(problems)}, status_code=422)
+
+
+async def internal_error(request: Request, err: Exception) -> JSONResponse:
+    """A bug anywhere answers 500 in the shape of every other error, not as plain text; the traceback goes to the
+    server's log."""
+    log.error("%s %s failed", request.method, request.url.path, exc_info=err)
+    return JSONResponse({"detail": f"the server failed: {type(err).__name__}"}, status_code=500)
 
 
 class BodyLimit:
@@ -159,3 +178,46 @@ class SameOrigin:
                 await _send_error(send, 403, f"cross-origin requests from {origin} are not allowed")
                 return
         await self.app(scope, receive, send)
+
+
+class KnownHost:
+    """Refuses (403) a request addressed to a host name this server was not started for.
+
+    DNS rebinding: a page on a name the attacker controls is answered from the attacker's server, then the name is
+    made to point at 127.0.0.1, and the page's own origin now reaches this server, Origin and Host agreeing. Its
+    requests still name the attacker's host, so only the names this machine goes by are taken, as Jupyter and Vite
+    do: localhost and *.localhost, any IP address (rebinding needs a name), and `allowed` ("*": any)."""
+
+    def __init__(self, app, allowed: tuple[str, ...] = ()) -> None:
+        self.app = app
+        self.allowed = {name.lower() for name in allowed}
+
+    async def __call__(self, scope, receive, send) -> None:
+        if scope["type"] == "http":
+            host = dict(scope["headers"]).get(b"host", b"").decode("latin-1")
+            if host and not self.known(host_name(host)):
+                await _send_error(
+                    send,
+                    403,
+                    f"requests addressed to {host_name(host)} are not allowed: start the server with --allow-host "
+                    f"{host_name(host)} if that name is this machine's",
+                )
+                return
+        await self.app(scope, receive, send)
+
+    def known(self, name: str) -> bool:
+        if name == "localhost" or name.endswith(".localhost") or name in self.allowed or "*" in self.allowed:
+            return True
+        try:
+            ipaddress.ip_address(name)
+        except ValueError:
+            return False
+        return True
+
+
+def host_name(host: str) -> str:
+    """The name in a Host header, lower case, without its port or an IPv6 address's brackets."""
+    host = host.strip().lower()
+    if host.startswith("["):
+        return host[1:].split("]", 1)[0]
+    return host.rsplit(":", 1)[0] if host.count(":") == 1 else host

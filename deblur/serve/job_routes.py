@@ -85,13 +85,13 @@ async def create_job(request: Request) -> JSONResponse:
 
 async def _save_upload(request: Request, path: Path) -> tuple[str | None, list[str]]:
     """Write the upload to `path` as it arrives (a clip is never held in memory); its file name (or None), and the
-    names of the multipart's other (text) fields."""
+    names of the multipart's other fields, text or file."""
     if request.headers.get("content-type", "").startswith("multipart/form-data"):
         async with request.form(max_files=1, max_fields=8, max_part_size=2**20) as form:
-            fields = [key for key, value in form.multi_items() if isinstance(value, str)]
-            upload = form.get("video") or next((v for v in form.values() if hasattr(v, "read")), None)
-            if upload is None or not hasattr(upload, "read") or fields:
-                return None, fields
+            others = [key for key, _ in form.multi_items() if key != "video"]  # a file under another name too
+            upload = form.get("video")
+            if upload is None or isinstance(upload, str) or others:
+                return None, others
             with path.open("wb") as out:
                 while chunk := await upload.read(2**20):
                     out.write(chunk)

@@ -4,8 +4,10 @@ photo to `DeblurService` (the code `deblur predict` runs), and writes the respon
 from __future__ import annotations
 
 import logging
+from collections import Counter
 from functools import partial
 from typing import Annotated, Any, Literal, get_args
+from urllib.parse import quote
 
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import JSONResponse, Response
@@ -59,6 +61,20 @@ def unknown_names(given, known: tuple[str, ...], kind: str) -> str | None:
     if not extra:
         return None
     return f"unknown {kind}(s): {', '.join(extra)}; known: {', '.join(known) or 'none'}"
+
+
+def given_twice(names) -> str | None:
+    """A message naming the parameters or fields given more than once, or None: which one counts must not be
+    guessed."""
+    twice = sorted(name for name, count in Counter(names).items() if count > 1)
+    return f"given more than once: {', '.join(twice)}" if twice else None
+
+
+def content_disposition(file_name: str) -> str:
+    """The download name as RFC 6266 sends it: `filename` in ASCII for every client, and `filename*` in UTF-8
+    (RFC 5987) where the name has more (a header travels as Latin-1: a name in another script cannot go as is)."""
+    header = f'inline; filename="{safe_file_name(file_name, ascii_only=True)}"'
+    return header if file_name.isascii() else f"{header}; filename*=UTF-8''{quote(file_name, safe='')}"
 
 
 def form_options(fields: dict[str, str]) -> dict[str, Any]:
@@ -129,14 +145,19 @@ async def deblur(
     `deblur predict` writes it: EXIF orientation applied, grayscale, alpha and 16-bit PNG kept. The options may
     also come as multipart fields beside `image`; an unknown parameter or field is refused, naming it."""
     service: DeblurService = request.app.state.service
-    problem = unknown_names(request.query_params, OPTIONS, "parameter")
+    problem = unknown_names(request.query_params, OPTIONS, "parameter") or given_twice(
+        k for k, _ in request.query_params.multi_items()
+    )
     if problem:
         return error(400, problem)
     try:
         service.queue.check()  # before reading the upload: refused at once
     except Busy as err:
         return busy(err)
-    data, name, fields = await _read_photo(request)
+    try:
+        data, name, fields = await _read_photo(request)
+    except ValueError as err:
+        return error(400, str(err))
     if data is None:
         return error(400, "no photo: send it as the multipart field 'image' or as the request body")
     problem = unknown_names(fields, OPTIONS, "field")
@@ -155,7 +176,7 @@ async def deblur(
         except SettingError as err:
             return error(422, str(err))
     try:
-        service.check(data, name)
+        width, height = service.check(data, name)
     except NotAnImageError as err:
         return error(415, str(err))
     except ImageReadError as err:  # too large, too small, truncated or corrupt
@@ -166,7 +187,8 @@ async def deblur(
         return busy(err)
     job = partial(service.deblur, data, name, ensemble=int(ensemble), strength=strength / 100, fmt=fmt, method=method)
     try:
-        result = await service.queue.run(job, request.is_disconnected)
+        expected = service.expected_seconds(width, height, int(ensemble))
+        result = await service.queue.run(job, request.is_disconnected, expected)
     except Busy as err:
         return busy(err)
     except ClientGone:
@@ -178,7 +200,7 @@ async def deblur(
         return error(500, f"deblurring {name} failed: {type(err).__name__}: {err}")
     stem = name.rsplit(".", 1)[0] or "photo"
     headers = {
-        "Content-Disposition": f'inline; filename="{safe_file_name(stem)}-deblurred.{fmt}"',
+        "Content-Disposition": content_disposition(f"{safe_file_name(stem)}-deblurred.{fmt}"),
         "X-Deblur-Seconds": f"{result.seconds:.3f}",
         "X-Deblur-Way": result.way,
         # auto left it to the network as sharp somewhere, but not by much: method=kernel may deblur it far more
@@ -188,13 +210,18 @@ async def deblur(
 
 
 async def _read_photo(request: Request) -> tuple[bytes | None, str, dict[str, str]]:
-    """The upload's bytes and file name, from a multipart field `image` (or its only file) or the raw body, and
-    the multipart's other (text) fields."""
+    """The upload's bytes and file name, from the multipart field `image` or the raw body, and the multipart's
+    other (text) fields; ValueError names a file under another field, or a field given twice."""
     if request.headers.get("content-type", "").startswith("multipart/form-data"):
         async with request.form(max_files=1, max_fields=8) as form:
-            fields = {key: value for key, value in form.multi_items() if isinstance(value, str)}
-            upload = form.get("image") or next((v for v in form.values() if hasattr(v, "read")), None)
-            if upload is None or not hasattr(upload, "read"):
+            items = form.multi_items()
+            problem = given_twice(key for key, _ in items)
+            files = sorted(key for key, value in items if not isinstance(value, str) and key != "image")
+            if problem or files:
+                raise ValueError(problem or f"unknown file field(s): {', '.join(files)}; the photo goes in 'image'")
+            fields = {key: value for key, value in items if isinstance(value, str)}
+            upload = form.get("image")
+            if upload is None or isinstance(upload, str):
                 return None, "", fields
             return await upload.read(), upload.filename or "upload", fields
     body = await request.body()

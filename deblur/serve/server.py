@@ -64,10 +64,12 @@ def serve(
     method: str = DEFAULT_METHOD,
     limits: Limits | None = None,
     cors_origins: tuple[str, ...] = (),
+    allowed_hosts: tuple[str, ...] = (),
     show_paths: bool = False,
     log: Callable[[str], None] = print,
 ) -> None:
-    """Serve the page and the API until stopped (`model` as `deblur.paths.choose_model` takes it)."""
+    """Serve the page and the API until stopped (`model` as `deblur.paths.choose_model` takes it). Requests may be
+    addressed to this machine's own names and addresses, `host`, and `allowed_hosts` (`deblur.serve.app.KnownHost`)."""
     limits = limits or Limits()
     from deblur.inference import open_deblurrer
     from deblur.serve.app import create_app
@@ -89,7 +91,7 @@ def serve(
     shown = f"[{address[0]}]" if ":" in address[0] else address[0]
     log(f"serving http://{shown}:{address[1]}/ (API: /docs); Ctrl-C to stop")
     config = uvicorn.Config(
-        create_app(service, cors_origins=cors_origins),
+        create_app(service, cors_origins=cors_origins, allowed_hosts=(host, *allowed_hosts)),
         log_level="info",
         timeout_graceful_shutdown=None,  # the deblur in progress always finishes
         server_header=False,

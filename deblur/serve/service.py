@@ -20,6 +20,10 @@ from deblur.serve.work import WorkQueue
 from deblur.strength import DEFAULT_STRENGTH
 
 MEDIA_TYPES = {"png": "image/png", "jpg": "image/jpeg", "webp": "image/webp"}
+# The warm-up's photo, and the fewest pixels a photo must have to update the measured speed: a tiny photo's time is
+# all overhead (a 5x5 photo once sent the rate from 2 to over 700 seconds per megapixel, and the page's estimates
+# with it).
+RATE_SHAPE = (192, 256)
 
 
 @dataclass(frozen=True)
@@ -43,7 +47,8 @@ class DeblurService:
         self.model_info = model_info
         self.limits = limits = limits or Limits()
         self.queue = WorkQueue(limits.waiting)
-        self.seconds_per_megapixel: float | None = None  # of the last deblur, per copy: the page's estimate
+        # of the last deblur of at least RATE_SHAPE's pixels, per copy: the page's estimates and Retry-After's
+        self.seconds_per_megapixel: float | None = None
 
     def check(self, data: bytes, name: str) -> tuple[int, int]:
         """(width, height) from the header; raises NotAnImageError, ImageTooLargeError or another ImageReadError
@@ -72,14 +77,21 @@ class DeblurService:
         body = encode_photo(restored, photo, fmt)
         height, width = photo.rgb.shape[:2]
         seconds = time.perf_counter() - started
-        self.seconds_per_megapixel = seconds / (width * height / 1e6) / ensemble
+        if width * height >= RATE_SHAPE[0] * RATE_SHAPE[1]:
+            self.seconds_per_megapixel = seconds / (width * height / 1e6) / ensemble
         return Deblurred(body, MEDIA_TYPES[fmt], seconds, width, height, way, maybe_shaken)
+
+    def expected_seconds(self, width: int, height: int, ensemble: int = 1) -> float | None:
+        """How long a photo of this size is expected to take, from the measured speed (None before any)."""
+        if self.seconds_per_megapixel is None:
+            return None
+        return self.seconds_per_megapixel * width * height / 1e6 * ensemble
 
     def warm_up(self) -> None:
         """Trace the model's graph before the first request, and time it once for the page's estimates."""
         # Keras traces its predict function again for a second input shape, then for any shape: two sizes.
-        for height, width in ((64, 64), (192, 256)):
-            self.deblurrer(np.full((height, width, 3), 0.5, np.float32))
+        for shape in ((64, 64), RATE_SHAPE):
+            self.deblurrer(np.full((*shape, 3), 0.5, np.float32))
         started = time.perf_counter()
-        self.deblurrer(np.full((192, 256, 3), 0.5, np.float32))
-        self.seconds_per_megapixel = (time.perf_counter() - started) / (192 * 256 / 1e6)
+        self.deblurrer(np.full((*RATE_SHAPE, 3), 0.5, np.float32))
+        self.seconds_per_megapixel = (time.perf_counter() - started) / (RATE_SHAPE[0] * RATE_SHAPE[1] / 1e6)

@@ -42,8 +42,9 @@ class WorkQueue:
         self._admitted = 0  # admitted and not yet finished or dropped
         self._running = False
         self._closing = False
-        self._seconds = 2.0  # the last job's duration: what Retry-After is estimated from
-        self._queued: set[Future] = set()
+        self._seconds = 2.0  # the last job's duration: a job's expected time when none is given
+        self._started = 0.0  # when the running job started
+        self._queued: dict[Future, float] = {}  # the jobs not finished, with their expected seconds
 
     # === Admission ===
 
@@ -60,11 +61,11 @@ class WorkQueue:
 
     def _refuse_if_full(self) -> None:
         if self._closing:
-            raise Busy("the server is shutting down", retry_after=self._retry_after(0))
+            raise self._shutting_down()
         if self._admitted >= self.capacity:
             raise Busy(
                 f"busy: {self._admitted} requests are in line (at most {self.capacity})",
-                retry_after=self._retry_after(self._admitted),
+                retry_after=self._retry_after(),
             )
 
     @property
@@ -76,29 +77,39 @@ class WorkQueue:
             running = int(self._running)
             return {"running": running, "waiting": self._admitted - running, "capacity": self.capacity}
 
-    def _retry_after(self, ahead: int) -> int:
-        return max(1, round(self._seconds * max(ahead, 1)))
+    def _shutting_down(self) -> Busy:
+        return Busy("the server is shutting down", retry_after=max(1, round(self._seconds)))
+
+    def _retry_after(self) -> int:
+        """The seconds of work in line: each waiting job's expected time, and what the running one has left (a
+        tiny photo just done says nothing of the large ones waiting)."""
+        elapsed = time.perf_counter() - self._started
+        left = sum(max(s - elapsed, 0.0) if f.running() else s for f, s in self._queued.items())
+        return max(1, round(left))
 
     # === Running ===
 
-    async def run(self, job: Callable[[], T], client_gone: Callable[[], Awaitable[bool]]) -> T:
+    async def run(
+        self, job: Callable[[], T], client_gone: Callable[[], Awaitable[bool]], seconds: float | None = None
+    ) -> T:
         """Run `job` (after `admit`) when its turn comes; raise ClientGone if the client leaves first, Busy if the
-        server shuts down before the job started."""
+        server shuts down before the job started. `seconds`: how long it is expected to take (by default as long
+        as the last job), for Retry-After."""
         try:
             future = self._executor.submit(self._timed, job)
         except RuntimeError:  # the worker has stopped: shutting down
             with self._lock:
                 self._admitted -= 1
-            raise Busy("the server is shutting down", retry_after=self._retry_after(0)) from None
+            raise self._shutting_down() from None
         with self._lock:
-            self._queued.add(future)
+            self._queued[future] = self._seconds if seconds is None else seconds
         future.add_done_callback(self._finished)
         waiting = asyncio.wrap_future(future)
         while True:
             done, _ = await asyncio.wait({waiting}, timeout=POLL_SECONDS)
             if done:
                 if waiting.cancelled():
-                    raise Busy("the server is shutting down", retry_after=self._retry_after(0))
+                    raise self._shutting_down()
                 return waiting.result()
             if await client_gone():
                 future.cancel()  # frees the place if it has not started; a running job finishes unread
@@ -107,7 +118,7 @@ class WorkQueue:
     def _timed(self, job: Callable[[], T]) -> T:
         with self._lock:
             self._running = True
-        started = time.perf_counter()
+            self._started = started = time.perf_counter()
         try:
             return job()
         finally:
@@ -117,7 +128,7 @@ class WorkQueue:
 
     def _finished(self, future: Future) -> None:
         with self._lock:
-            self._queued.discard(future)
+            self._queued.pop(future, None)
             self._admitted -= 1
 
     # === Shutting down ===

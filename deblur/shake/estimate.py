@@ -29,6 +29,9 @@ FAINT = 0.1  # of the typical kernel value: where the sparsity weight stops grow
 # photos moved, worst -0.31, best +8.1); the box of the values above 1/10 of the peak +0.24 (worst -1.56). Only
 # the final kernel: centred so in every round of the estimate too, the kernel path measured +4.12 (against +4.39).
 CENTRE_TRIM = 0.01
+# px: the short side a photo keeps at the working scale. A 3000x8 strip shrunk to 384 px long would be under a pixel
+# tall, with no room for a kernel; so long a strip is worked on at a larger scale (only photos over 12:1).
+MIN_WORKING_SIDE = 32
 
 
 @dataclass(frozen=True)
@@ -100,7 +103,7 @@ def estimate_kernel(
     without the refinement: `auto` would not trust either, and an estimate it does not trust is its slowest way
     (the network runs after it)."""
     photo = blurry @ LUMA if blurry.ndim == 3 else blurry.astype(np.float32)
-    scale = min(1.0, settings.working_side / max(photo.shape))
+    scale = working_scale(photo.shape, settings.working_side)
     gray = downscaled(photo, scale)
     support = min(settings.support, _odd(min(gray.shape) // 3))
     smoothness = min(settings.smoothness / scale, 2 * settings.smoothness)
@@ -128,6 +131,12 @@ def estimate_kernel(
         kernel, _ = _iterate(observed, clean(resize(kernel, (size, size))), last, settings.refine_iterations, settings)
         refined = step
     return Estimate(_at_scale(kernel, 1 / refined), working, scale, support)
+
+
+def working_scale(shape: tuple[int, int], working_side: int) -> float:
+    """The scale the estimate works at: the long side at most `working_side`, the short one at least
+    `MIN_WORKING_SIDE` (or the photo's own), never enlarged."""
+    return min(1.0, max(working_side / max(shape), MIN_WORKING_SIDE / min(shape)))
 
 
 def _iterate(
