@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import time
 from dataclasses import dataclass
@@ -9,6 +10,7 @@ from importlib import resources
 from pathlib import Path
 
 from deblur.errors import SettingError
+from deblur.files import atomic_write_text
 
 RUNS_DIR = Path("runs")
 
@@ -46,9 +48,33 @@ def new_run_dir(runs: Path = RUNS_DIR) -> Path:
     return candidate
 
 
+def last_model_record() -> Path:
+    """Where `deblur train` notes the model it wrote last: the data home's `last-model` (one absolute path)."""
+    return data_home() / "last-model"
+
+
+def record_last_model(path: Path) -> None:
+    """Note `path` as the model trained last, so that `--model latest` finds it from any folder."""
+    with contextlib.suppress(OSError):  # a read-only home: latest still finds the runs under the current folder
+        atomic_write_text(last_model_record(), f"{Path(path).resolve()}\n")
+
+
+def recorded_model() -> Path | None:
+    """The model `deblur train` wrote last, if it is still there."""
+    try:
+        path = Path(last_model_record().read_text().strip())
+    except (OSError, UnicodeDecodeError):
+        return None
+    return path if path.is_absolute() and path.is_file() else None
+
+
 def latest_model(runs: Path = RUNS_DIR) -> Path | None:
-    """The newest `runs/*/model.keras`, by modification time, or None."""
+    """The newest model trained, by modification time: `runs/*/model.keras` under the current folder, or the one
+    `deblur train` wrote last wherever it ran (`recorded_model`); None if neither is there."""
     models = [p for p in runs.glob("*/model.keras") if p.is_file()]
+    recorded = recorded_model()
+    if recorded is not None:
+        models.append(recorded)
     return max(models, key=lambda p: p.stat().st_mtime) if models else None
 
 
@@ -89,5 +115,10 @@ def choose_model(model: str | Path | None, runs: Path = RUNS_DIR, *, kernel_awar
         )
     latest = latest_model(runs)
     if latest is None:
-        raise SettingError(f"no trained model in {runs}/: train one first (deblur train)", settings=("model",))
+        raise SettingError(
+            f"no trained model found: none in {runs.resolve()}, and none noted by deblur train in "
+            f"{last_model_record()}; train one first (deblur train), or name its file (--model "
+            "runs/<time>/model.keras)",
+            settings=("model",),
+        )
     return ModelChoice(latest, f"{latest}, the newest training run", _run_name(latest))

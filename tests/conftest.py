@@ -24,8 +24,11 @@ tf.config.set_logical_device_configuration(_cpus[0], [tf.config.LogicalDeviceCon
 
 @pytest.fixture(autouse=True)
 def _isolated(tmp_path_factory, monkeypatch):
-    """Each test: the demo dataset in a per-session folder, and Keras' global policy back to float32."""
-    monkeypatch.setenv("DEBLUR_HOME", str(tmp_path_factory.getbasetemp() / "deblur-home"))
+    """Each test: the demo dataset in a per-session folder, no model noted as trained last by another test (`--model
+    latest`), and Keras' global policy back to float32."""
+    home = tmp_path_factory.getbasetemp() / "deblur-home"
+    monkeypatch.setenv("DEBLUR_HOME", str(home))
+    (home / "last-model").unlink(missing_ok=True)
     monkeypatch.delenv("TF_CONFIG", raising=False)
     yield
     keras.mixed_precision.set_global_policy("float32")

@@ -1,3 +1,5 @@
+from pathlib import Path
+
 from helpers import make_flat_dataset
 from typer.testing import CliRunner
 
@@ -95,7 +97,27 @@ def test_quiet_training_prints_the_result_only_and_what_to_run_next(tmp_path):
     assert result.exit_code == 0, result.output
     assert "epoch 1:" not in result.output and "precision:" not in result.output
     assert result.output.startswith("done: 8 steps; validation PSNR")
-    assert f"try it: deblur predict --model {out / 'model.keras'} photo.jpg" in result.output
+    assert "try it: deblur predict --model latest " in result.output
+
+
+def test_the_hint_after_training_works_pasted_as_is_from_another_folder(tmp_path, monkeypatch):
+    """`latest` is the model trained last wherever training ran, and the hint names a photo that is there."""
+    import shlex
+
+    out = tmp_path / "run"
+    args = ["train", "--config", "smoke", "--out", str(out), "--precision", "float32", "--epochs", "1", "-q"]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 0, result.output
+    hint = next(line for line in result.output.splitlines() if line.startswith("try it: "))
+    command = shlex.split(hint.removeprefix("try it: ").split("  (")[0])
+    assert command[:4] == ["deblur", "predict", "--model", "latest"] and Path(command[4]).is_file()
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    predicted = runner.invoke(app, command[1:])
+    assert predicted.exit_code == 0, predicted.output
+    assert f"model: {out / 'model.keras'}, the newest training run" in predicted.output
+    assert (elsewhere / "deblurred" / f"{Path(command[4]).stem}.png").is_file()
 
 
 def test_a_time_limit_stops_training_with_the_model_saved(tmp_path):

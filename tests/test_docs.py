@@ -1,6 +1,8 @@
 """The README's quick start is what CI runs, and it documents every option the CLI has."""
 
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 from typer.testing import CliRunner
@@ -26,6 +28,30 @@ def test_quick_start_has_two_commands_and_ci_runs_the_test_one():
     ci = (ROOT / ".ci" / "run").read_text()
     # CI makes its own venv first; the install-and-test part must be the README's, word for word.
     assert test_command.split("&& ", 2)[-1] in ci
+
+
+def test_the_two_quick_start_commands_each_make_their_own_venv():
+    """The test command installs deblur editable with the test extras: in the first command's venv it would
+    replace the installed package without a word."""
+    venvs = [
+        re.search(r"-m venv (\S+) && \. (\S+)/bin/activate", command).groups() for command in quick_start_commands()
+    ]
+    assert all(made == activated for made, activated in venvs)
+    assert venvs[0][0] != venvs[1][0]
+
+
+def test_a_skipped_test_says_why_in_the_summary(tmp_path):
+    (tmp_path / "test_skipping.py").write_text(
+        "import pytest\n\n\ndef test_it():\n    pytest.skip('no browser here')\n"
+    )
+    options = ["-c", str(ROOT / "pyproject.toml"), "--rootdir", str(tmp_path), "-p", "no:cacheprovider"]
+    result = subprocess.run(
+        [sys.executable, "-m", "pytest", *options, str(tmp_path / "test_skipping.py")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert re.search(r"SKIPPED \[1\] \S*test_skipping.py:5: no browser here", result.stdout), result.stdout
 
 
 def _commands(group, prefix=()):

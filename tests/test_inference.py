@@ -223,7 +223,8 @@ def test_cli_exit_code_and_summary(identity_model, tmp_path):
     args = ["predict", str(tmp_path / "good.png"), str(tmp_path / "bad.jpg"), "--model", str(identity_model)]
     result = runner.invoke(app, [*args, "--out", str(out), "-q"])
     assert result.exit_code == 1
-    assert "bad.jpg: not a readable image" in result.output and "1 written, 1 failed" in result.output
+    assert "bad.jpg: not a readable image" in result.output
+    assert f"1 written, 1 failed; outputs in {out}" in result.output  # where they went, said
     assert (out / "good.png").is_file()
 
 

@@ -43,3 +43,27 @@ def test_without_a_shipped_model(tmp_path, monkeypatch):
     assert paths.choose_model(None, tmp_path).path == run
     with pytest.raises(SettingError, match="no pretrained model"):
         paths.choose_model("pretrained", tmp_path)
+
+
+def test_latest_is_the_model_trained_last_wherever_training_ran(tmp_path, monkeypatch):
+    monkeypatch.setenv("DEBLUR_HOME", str(tmp_path / "home"))
+    elsewhere = make_run(tmp_path / "project" / "runs", "a")
+    paths.record_last_model(elsewhere)
+    monkeypatch.chdir(tmp_path)  # no runs/ here
+    assert paths.choose_model("latest").path == elsewhere.resolve()
+    here = make_run(tmp_path / "runs", "b")  # a newer run under this folder wins
+    os.utime(elsewhere, (time.time() - 60, time.time() - 60))
+    assert paths.choose_model("latest").path.resolve() == here.resolve()
+    here.unlink()
+    elsewhere.unlink()  # a recorded model that is gone is not chosen
+    assert paths.latest_model() is None
+
+
+def test_no_model_to_be_found_names_where_it_looked_and_how_to_name_one(tmp_path, monkeypatch):
+    monkeypatch.setenv("DEBLUR_HOME", str(tmp_path / "home"))
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(SettingError) as refused:
+        paths.choose_model("latest")
+    message = str(refused.value)
+    assert f"none in {tmp_path / 'runs'}" in message and str(paths.last_model_record()) in message
+    assert "--model runs/<time>/model.keras" in message

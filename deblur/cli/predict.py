@@ -221,7 +221,7 @@ def predict(
             typer.echo(f"failed inputs listed in {scaled.failed_list}")
         if scaled.skipped:
             typer.echo(skipped_line(len(scaled.skipped)))
-        typer.echo(scaled.summary)
+        typer.echo(f"{scaled.summary}; outputs in {out if '://' in out else Path(out).resolve()}")
         if scaled.failed:
             raise typer.Exit(1)
         return
@@ -263,6 +263,6 @@ def predict(
         typer.secho(f"failed: {user_message(error)}", fg=typer.colors.RED, err=True)
     if report.skipped:
         typer.echo(skipped_line(len(report.skipped)))
-    typer.echo(f"{len(report.written)} written, {len(report.failed)} failed")
+    typer.echo(f"{len(report.written)} written, {len(report.failed)} failed; outputs in {Path(out).resolve()}")
     if report.failed:
         raise typer.Exit(1)

@@ -83,13 +83,22 @@ def train(
             typer.echo(f"  - {problem}")
     if result.model_path:
         typer.echo(f"model: {result.model_path}")
-        typer.echo(f"try it: {next_command(result.model_path)}")
+        typer.echo(f"try it: {next_command(result.model_path, result.example)}")
 
 
-def next_command(model_path: Path) -> str:
-    """What to run next on a model just trained: `predict` on its own uses the shipped model, not this one."""
+def next_command(model_path: Path, example: Path | None = None) -> str:
+    """What to run next on a model just trained, ready to paste: predict on `example`, a blurry photo it never
+    trained on (`predict` without --model uses the shipped model, not this one)."""
+    import shlex
+
     from deblur.paths import RUNS_DIR, latest_model
 
     newest = latest_model(RUNS_DIR)
     which = "latest" if newest is not None and newest.resolve() == model_path.resolve() else str(model_path)
-    return f"deblur predict --model {which} photo.jpg  (writes deblurred/photo.png; without --model, the shipped one)"
+    photo = shlex.quote(str(example)) if example else "PHOTO.jpg"
+    name = example.stem if example else "PHOTO"
+    where = "a photo it never trained on" if example else "any photo of yours"
+    return (
+        f"deblur predict --model {which} {photo}  ({where}; writes deblurred/{name}.png; without --model, predict "
+        "uses the shipped model)"
+    )

@@ -36,3 +36,6 @@ class TrainResult:
     input_wait_fraction: float  # of the timed training steps in this process
     timed_steps: int
     skipped: list[str] = field(default_factory=list)  # unreadable files left out (data.skip_bad_images)
+    # a blurry photo the model never trained on (the first validation pair's): what the train command's hint
+    # deblurs, a file that is there
+    example: Path | None = None

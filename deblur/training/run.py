@@ -9,24 +9,27 @@ from pathlib import Path
 from deblur.config import Config
 from deblur.errors import SettingError
 from deblur.hardware import keras_backend
+from deblur.paths import record_last_model
 from deblur.training.result import TrainResult, training_config
 
 __all__ = ["train", "training_config"]
 
 
 def train(config: Config, out_dir: str | Path, *, progress: bool = True, log: Callable = print) -> TrainResult:
-    """Train the generator as `config` says, in `out_dir`, on Keras' backend, resuming from a checkpoint if any."""
+    """Train the generator as `config` says, in `out_dir`, on Keras' backend, resuming from a checkpoint if any;
+    the model written is noted as the last trained (`deblur.paths.record_last_model`: `--model latest`)."""
     backend = keras_backend()
     if backend == "jax":
-        from deblur.training.jax.trainer import train as train_on_jax
-
-        return train_on_jax(config, out_dir, progress=progress, log=log)
-    if backend == "tensorflow":
-        from deblur.training.trainer import train as train_on_tensorflow
-
-        return train_on_tensorflow(config, out_dir, progress=progress, log=log)
-    raise SettingError(
-        f"deblur train runs on Keras' tensorflow or jax backend, not {backend}: set KERAS_BACKEND=jax or "
-        "KERAS_BACKEND=tensorflow",
-        settings=("KERAS_BACKEND",),
-    )
+        from deblur.training.jax.trainer import train as train_on_backend
+    elif backend == "tensorflow":
+        from deblur.training.trainer import train as train_on_backend
+    else:
+        raise SettingError(
+            f"deblur train runs on Keras' tensorflow or jax backend, not {backend}: set KERAS_BACKEND=jax or "
+            "KERAS_BACKEND=tensorflow",
+            settings=("KERAS_BACKEND",),
+        )
+    result = train_on_backend(config, out_dir, progress=progress, log=log)
+    if result.model_path is not None:
+        record_last_model(result.model_path)
+    return result

@@ -340,4 +340,5 @@ class Session:
             input_wait_fraction=self.timer.wait_fraction,
             timed_steps=self.timer.steps,
             skipped=self.skipped,
+            example=self.val_pairs[0].blurry.resolve() if self.val_pairs else None,
         )

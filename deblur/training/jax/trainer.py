@@ -353,4 +353,5 @@ class Session:
             input_wait_fraction=self.timer.wait_fraction,
             timed_steps=max(self.timer.steps, 0),
             skipped=self.skipped,
+            example=self.val_pairs[0].blurry.resolve() if self.val_pairs else None,
         )
