@@ -33,7 +33,8 @@ from deblur.inference import Deblurrer, load_deblurrer
 from deblur.losses import image_psnr as psnr
 from deblur.model import build_generator
 from deblur.paths import shipped_model
-from deblur.predict import predict_files
+from deblur.predict import plan_inputs, predict_files
+from deblur.settings import WriteSettings
 from deblur.timings.flops import achieved, forward_flops_per_pixel, matmul_rate
 from deblur.timings.photos import PhotoTimes, write_photos
 
@@ -47,9 +48,10 @@ def full_size_model(folder: Path) -> Path:
     return folder / "model.keras"
 
 
-def timed_predict(deblurrer: Deblurrer, model_path: Path, photos: list[Path], out: Path) -> list[float]:
+def timed_predict(deblurrer: Deblurrer, photos: list[Path], out: Path) -> list[float]:
     times = PhotoTimes()
-    report = predict_files(photos, deblurrer, model_path, out, progress=times)
+    write = WriteSettings(str(out))
+    report = predict_files(plan_inputs(photos, write), deblurrer, write, progress=times)
     if report.failed:
         raise SystemExit(f"prediction failed: {report.failed}")
     return times.seconds()
@@ -82,7 +84,7 @@ def main() -> None:
         print(f"{name}: {flops_per_pixel / 1e6:.3f} MFLOP per pixel forward")
         photos = write_photos(tmp / "hd", 720, 1280, args.photos)
         for precision, deblurrer in models.items():
-            seconds = timed_predict(deblurrer, path, photos, tmp / f"out-{precision}")
+            seconds = timed_predict(deblurrer, photos, tmp / f"out-{precision}")
             steady = float(np.mean(seconds[1:])) if len(seconds) > 1 else seconds[0]
             gflops, share = achieved(flops_per_pixel * 1280 * 720, steady, rates[precision])
             print(
@@ -92,7 +94,7 @@ def main() -> None:
         for megapixels in sorted(args.sizes):
             height, width = SHAPES[megapixels]
             photo = write_photos(tmp / f"mp{megapixels}", height, width, 1)
-            (seconds,) = timed_predict(models[fast], path, photo, tmp / f"out-mp{megapixels}")
+            (seconds,) = timed_predict(models[fast], photo, tmp / f"out-mp{megapixels}")
             size = height * width / 1e6
             gflops, share = achieved(flops_per_pixel * height * width, seconds, rates[fast])
             print(

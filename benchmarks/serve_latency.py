@@ -22,8 +22,9 @@ import numpy as np
 from deblur.hardware import cpu_name
 from deblur.inference import load_deblurrer
 from deblur.paths import choose_model
-from deblur.predict import predict_files
+from deblur.predict import plan_inputs, predict_files
 from deblur.serve.loadtest import multipart, request, running_server
+from deblur.settings import WriteSettings
 from deblur.timings.photos import PhotoTimes, write_photos
 
 
@@ -47,7 +48,8 @@ def main() -> None:
         deblurrer = load_deblurrer(chosen.path, precision="auto")
         print(f"model: {chosen.description}, in {deblurrer.precision}")
         times = PhotoTimes()
-        predict_files(photos, deblurrer, chosen.path, folder / "out", progress=times)
+        write = WriteSettings(str(folder / "out"))
+        predict_files(plan_inputs(photos, write), deblurrer, write, progress=times)
         predicted = times.seconds()[1:]
         del deblurrer
 

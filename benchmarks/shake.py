@@ -1,5 +1,5 @@
-"""The default (`--method kernel-aware`), `kernel` and `auto` against the network: seconds and peak memory per photo,
-side by side.
+"""The default (`--method kernel-aware`) and `kernel` against the network: seconds and peak memory per photo, side by
+side.
 
 0. This CPU, and TensorFlow's 2048x2048 matmul in float32 and bfloat16 (the network's share is read against the
    bfloat16 rate).
@@ -10,8 +10,7 @@ side by side.
 
     python benchmarks/shake.py [--sizes 1280x720,4000x3000] [--repeats 2] [--shake 0.03]
 
-`--shake` is the shake's length as a share of the photo's longer side: a long one (0.08) makes `auto` estimate and
-then distrust the estimate, its slowest way.
+`--shake` is the shake's length as a share of the photo's longer side.
 """
 
 from __future__ import annotations
@@ -23,7 +22,7 @@ import subprocess
 import sys
 import time
 
-METHODS = ("network", "kernel-aware", "kernel", "auto")
+METHODS = ("network", "kernel-aware", "kernel")
 
 
 def measure(method: str, width: int, height: int, repeats: int, shake: float) -> dict:
@@ -48,16 +47,7 @@ def measure(method: str, width: int, height: int, repeats: int, shake: float) ->
         deblurrer(blurry)
         best = min(best, time.perf_counter() - started)
     peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    settings = deblurrer.settings
-    if method == "auto":  # which way auto went for this photo, after the timing (so not in the peak memory)
-        from deblur.shake.choose import choose
-
-        choice = choose(blurry)
-        if choice.deblurred is not None:
-            settings = "the kernel path"
-        else:
-            settings = "the network, after an estimate it did not trust" if choice.estimate else "the network"
-    return {"seconds": best, "peak_mb": peak_mb, "settings": settings}
+    return {"seconds": best, "peak_mb": peak_mb, "settings": deblurrer.settings}
 
 
 def main() -> None:

@@ -1,16 +1,16 @@
 """Real camera shake judged by eye: Lai et al.'s 100 real shaken photos (and GOPRO's 11 dev pairs) through the
 network, the kernel path and the kernel-aware network (the default), contact sheets to look at, labels kept in
-benchmarks/lai_real_labels.csv (and benchmarks/gopro_dev_labels.csv), and how the default and `--method auto` fare.
+benchmarks/lai_real_labels.csv (and benchmarks/gopro_dev_labels.csv), and how the default fares.
 
-    # each photo through the network, the kernel path and the default, and auto's choice for it
+    # each photo through the network, the kernel path and the default
     python benchmarks/shake_labels.py run ../shared/data/camera_shake_dev/real --out /tmp/lai_real [--every 4]
 
     # contact sheets, 10 photos a sheet: blurry | network | kernel path | default (| sharp, given --sharp), the same
     # crop of each at full resolution
     python benchmarks/shake_labels.py sheet /tmp/lai_real
 
-    # with the labels: how often auto and the default are the better way where one is clearly better, and where
-    # they leave a photo clearly worse than its input
+    # with the labels: how often the default is the better way where one is clearly better, and where it leaves a
+    # photo clearly worse than its input
     python benchmarks/shake_labels.py score /tmp/lai_real benchmarks/lai_real_labels.csv
 
 A label says which of the network and the kernel path is clearly better to the eye: `kernel`, `network`, or
@@ -40,7 +40,6 @@ WAYS = ("network", "kernel", "kernel-aware")  # the result folders, in the sheet
 def run(real: Path, out: Path, every: int = 1, model: str | None = None) -> None:
     from deblur.imageio import read_photo
     from deblur.inference import open_deblurrer
-    from deblur.shake.choose import choose
     from deblur.shake.restore import restore
 
     network, _ = open_deblurrer(None, precision="float32", method="network", log=print)
@@ -54,7 +53,6 @@ def run(real: Path, out: Path, every: int = 1, model: str | None = None) -> None
         started = time.perf_counter()
         kernel = restore(rgb)
         kernel_seconds = time.perf_counter() - started
-        chosen = choose(rgb)
         started = time.perf_counter()
         default = aware(rgb)
         aware_seconds = time.perf_counter() - started
@@ -63,9 +61,6 @@ def run(real: Path, out: Path, every: int = 1, model: str | None = None) -> None
                 out / folder / f"{path.stem}.png"
             )
         choices[path.name] = {
-            "auto": "kernel" if chosen.deblurred is not None else "network",
-            "sharpness": round(chosen.sharpness, 3),
-            "extent": None if chosen.estimate is None else int(chosen.estimate.extent),
             "kernel_seconds": round(kernel_seconds, 2),
             "default_seconds": round(aware_seconds, 2),
         }
@@ -110,8 +105,7 @@ def sheet(folder: Path, rows: int = 10, crop: int = 240, sharp: Path | None = No
             y = 6 + row * (crop + 6)
             for column, image in enumerate(images):
                 canvas.paste(image.convert("RGB").crop(box), (6 + column * (crop + 6), y))
-            facts = choices["photos"][name]
-            text = f"{first + row + 1}. {stem}\nauto: {facts['auto']}\nsharpness {facts['sharpness']}"
+            text = f"{first + row + 1}. {stem}"
             draw.text((columns * (crop + 6) + 10, y + 4), text, fill="black")
         path = folder / "sheets" / f"sheet_{first // rows + 1:02d}.jpg"
         canvas.save(path, quality=90)
@@ -131,14 +125,7 @@ def score(folder: Path, labels_file: Path) -> None:
     if unknown:
         raise SystemExit(f"{labels_file}: unknown labels {sorted(unknown)}; use {', '.join(LABELS + DEFAULT_LABELS)}")
     counts = {label: sum(1 for value in labels.values() if value == label) for label in LABELS}
-    clear = {name: label for name, label in labels.items() if label in ("kernel", "network")}
-    right = sum(1 for name, label in clear.items() if choices[name]["auto"] == label)
-    worse = [name for name, label in labels.items() if label == "kernel-worse" and choices[name]["auto"] == "kernel"]
     print(f"labels: {counts}")
-    print(f"auto picks the clearly better way on {right} of {len(clear)} ({right / max(len(clear), 1):.0%})")
-    kernel_auto = sum(1 for facts in choices.values() if facts["auto"] == "kernel")
-    print(f"auto took the kernel path on {kernel_auto} of {len(choices)}")
-    print(f"left clearly worse than the input by auto: {len(worse)} {worse}")
     judged = {name: value for name, value in defaults.items() if value}
     if judged:
         # where one of the three ways is clearly better than another: the older ways' label says so, or the default

@@ -190,7 +190,7 @@ def score(
                 restored = np.clip(deblurrer(blurry), 0, 1)
                 seconds = time.perf_counter() - started
                 row = {"set": folder.name, "method": method, "image": name, **gains(sharp, start, restored, reaches)}
-                row |= {"way": deblurrer.last_way, "seconds": round(seconds, 3)}
+                row |= {"way": deblurrer.way().name, "seconds": round(seconds, 3)}
                 rows[method].append(row)
                 if log:
                     with log.open("a") as file:

@@ -28,9 +28,10 @@ from deblur.data.kernels import apply_blur, random_kernel
 from deblur.hardware import cpu_name
 from deblur.inference import open_deblurrer
 from deblur.losses import image_psnr
-from deblur.predict import predict_files
-from deblur.shake import DEFAULT_METHOD, METHODS
+from deblur.predict import plan_inputs, predict_files
+from deblur.settings import WriteSettings
 from deblur.timings.photos import write_clip
+from deblur.ways import DEFAULT_METHOD, METHODS
 
 
 def main() -> None:
@@ -62,7 +63,8 @@ def main() -> None:
             blurry = np.clip(apply_blur(sharp, kernel) + rng.normal(0, 0.005, sharp.shape), 0, 1)
             frames.append(np.round(blurry * 255).astype(np.uint8))
         write_clip(clip, frames)
-        report = predict_files([clip], deblurrer, chosen.path, Path(tmp) / "out", log=print)
+        write = WriteSettings(str(Path(tmp) / "out"))
+        report = predict_files(plan_inputs([clip], write), deblurrer, write, log=print)
         frames = {}
         for name, path in (("blurry input", clip), ("deblurred", report.written[0])):
             with av.open(str(path)) as container:

@@ -24,7 +24,8 @@ from skimage import data as skimage_data
 
 from deblur.hardware import cpu_name
 from deblur.inference import open_deblurrer
-from deblur.predict import PredictOptions, predict_files
+from deblur.predict import plan_inputs, predict_files
+from deblur.settings import WriteSettings
 from deblur.timings.flops import matmul_rate
 from deblur.timings.photos import panned_frames, write_clip
 
@@ -53,6 +54,12 @@ def peak_memory_mb(clip: Path, model: str | None, out: Path) -> float:
     return float(done.stdout.strip().splitlines()[-1])
 
 
+def files(inputs: list[Path], deblurrer, out: Path, **write):
+    """`predict_files`, the function `deblur predict` calls, on `inputs` planned into `out`."""
+    settings = WriteSettings(str(out), **write)
+    return predict_files(plan_inputs(inputs, settings), deblurrer, settings, log=print)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sizes", type=int, nargs="*", default=[720, 1080], choices=sorted(SIZES))
@@ -78,12 +85,12 @@ def main() -> None:
                 Image.fromarray(frame).save(folder / f"{index:04d}.png")
             # The first frame of each path traces the model's graph for this size: timed apart.
             warm = sorted(folder.iterdir())[0]
-            predict_files([warm], deblurrer, chosen.path, tmp / "warm", PredictOptions(overwrite=True), log=print)
+            files([warm], deblurrer, tmp / "warm", overwrite=True)
             started = time.perf_counter()
-            photos = predict_files([folder], deblurrer, chosen.path, tmp / f"out{size}", log=print)
+            photos = files([folder], deblurrer, tmp / f"out{size}")
             photo_seconds = (time.perf_counter() - started) / len(photos.written)
             started = time.perf_counter()
-            clips = predict_files([clip], deblurrer, chosen.path, tmp / f"vid{size}", log=print)
+            clips = files([clip], deblurrer, tmp / f"vid{size}")
             clip_seconds = (time.perf_counter() - started) / clips.clips[0].frames
             results[size] = {"photo_s": photo_seconds, "clip_s": clip_seconds, "frames": clips.clips[0].frames}
             print(

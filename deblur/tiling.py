@@ -4,6 +4,9 @@ Images are HWC RGB float32 in [0, 1], as everywhere in deblur."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
+
 import numpy as np
 
 from deblur.errors import SettingError
@@ -17,6 +20,7 @@ CALL_PIXELS = 1024 * 1024
 # The generator downsamples twice by 2: a tile that starts off this grid samples other pixels than the whole
 # image does and disagrees with its neighbours (36 dB against 57 dB measured), so tiles start and end on it.
 GRID = 4
+SMALL_SIDE = 64  # px: smaller images are mirrored out to it before the model (`mirrored_out`)
 
 
 # The eight ways to mirror and turn an image by quarter turns, as (transpose, flip rows, flip columns), in the order
@@ -80,3 +84,100 @@ def ramp(length: int, overlap: int) -> np.ndarray:
     centres = np.arange(length, dtype=np.float32) + 0.5
     ramp = np.minimum(centres, length - centres) / max(overlap, 1)
     return np.clip(ramp, 1e-3, 1.0)
+
+
+def mirrored_out(batch: np.ndarray) -> tuple[np.ndarray, tuple[slice, ...]]:
+    """A batch of images under SMALL_SIDE mirrored out to it, and the index of the images in the result.
+
+    Instance normalization's statistics over the few pixels of a small photo's quarter-resolution maps put colour
+    blotches on a 20x20 photo (mean change 0.032, against 0.010 mirrored out to 64 px and 0.007 on a 200 px photo).
+    """
+    height, width = batch.shape[1:3]
+    pad_h, pad_w = max(0, SMALL_SIDE - height), max(0, SMALL_SIDE - width)
+    top, left = pad_h // 2, pad_w // 2
+    if pad_h or pad_w:
+        batch = np.pad(batch, ((0, 0), (top, pad_h - top), (left, pad_w - left), (0, 0)), mode="symmetric")
+    return batch, (slice(None), slice(top, top + height), slice(left, left + width))
+
+
+# A model on an NHWC batch, as its runtime runs it: NHWC RGB out.
+BatchRun = Callable[[np.ndarray], np.ndarray]
+
+
+@dataclass(frozen=True)
+class Tiling:
+    """How an image goes through a model: whole when it has at most `call_pixels`, else in overlapping tiles of at
+    most `tile` px a side whose seams are blended; and averaged over an ensemble's mirrored/turned copies."""
+
+    tile: int = DEFAULT_TILE
+    overlap: int = DEFAULT_OVERLAP
+    call_pixels: int = CALL_PIXELS  # an image this size or smaller goes through whole
+
+    def __post_init__(self) -> None:
+        if self.tile < 8 * GRID or self.tile % GRID:
+            raise SettingError(
+                f"tile must be a multiple of {GRID} and at least {8 * GRID}: {self.tile}", settings=("tile",)
+            )
+        if not 0 <= self.overlap < self.tile // 2:
+            raise SettingError(
+                f"overlap must be at least 0 and less than half of the tile ({self.tile}): {self.overlap}",
+                settings=("overlap", "tile"),
+            )
+
+    def tiles(self, height: int, width: int) -> list[tuple[int, int, int, int]]:
+        """(top, left, tile height, tile width) of every tile; one tile when the image fits the budget.
+
+        The tiles form the smallest grid whose tiles are at most `tile` a side and share at least `overlap`
+        pixels, each shrunk to what that grid needs: less overlap to compute twice than fixed-size tiles.
+        """
+        if height * width <= self.call_pixels:
+            return [(0, 0, height, width)]
+        tile_h, tops = grid(round_up(height), self.tile, self.overlap)
+        tile_w, lefts = grid(round_up(width), self.tile, self.overlap)
+        return [(top, left, tile_h, tile_w) for top in tops for left in lefts]
+
+    def calls(self, height: int, width: int, copies: int) -> int:
+        """How many model calls an image of this size takes, over all `copies` of the ensemble."""
+        return sum(len(self.tiles(*turned_shape((height, width), copy))) for copy in TURNS[:copies])
+
+    def ensembled(
+        self, image: np.ndarray, copies: int, run: BatchRun, on_tiles: Callable[[int], None] | None = None
+    ) -> np.ndarray:
+        """The model's result on `image` (any channels; 3 out), averaged over `copies` mirrored and turned copies."""
+        if copies == 1:
+            return self.restored(image, run, on_tiles)
+        total = np.zeros(image.shape[:2] + (3,), np.float32)
+        for copy in TURNS[:copies]:
+            restored = self.restored(np.ascontiguousarray(turn(image, copy)), run, on_tiles)
+            total += unturn(restored, copy)
+        total /= copies
+        return total
+
+    def restored(self, image: np.ndarray, run: BatchRun, on_tiles: Callable[[int], None] | None = None) -> np.ndarray:
+        """The model's result on one image, whole or tile by tile (`on_tiles` told of each call's tiles)."""
+        height, width = image.shape[:2]
+        tiles = self.tiles(height, width)
+        if len(tiles) == 1:
+            padded, inside = mirrored_out(image[None])
+            result = np.asarray(run(padded))[inside][0]
+            if on_tiles:
+                on_tiles(1)
+            return result
+        tile_h, tile_w = tiles[0][2], tiles[0][3]
+        weight = np.outer(ramp(tile_h, self.overlap), ramp(tile_w, self.overlap))[:, :, None]
+        total = np.zeros((height, width, 3), np.float32)
+        weights = np.zeros((height, width, 1), dtype=np.float32)
+        per_call = max(1, self.call_pixels // (tile_h * tile_w))
+        for first in range(0, len(tiles), per_call):
+            chunk = tiles[first : first + per_call]
+            batch = np.stack([mirror_to(image[t : t + tile_h, x : x + tile_w], tile_h, tile_w) for t, x, _, _ in chunk])
+            restored = np.asarray(run(batch))
+            for (top, left, _, _), piece in zip(chunk, restored, strict=True):
+                # Edge tiles reach past the image by up to GRID - 1 mirrored pixels: keep only the image part.
+                h, w = min(tile_h, height - top), min(tile_w, width - left)
+                total[top : top + h, left : left + w] += piece[:h, :w] * weight[:h, :w]
+                weights[top : top + h, left : left + w] += weight[:h, :w]
+            if on_tiles:
+                on_tiles(len(chunk))
+        total /= weights  # in place: at 24 megapixels each float image is 288 MB
+        return total

@@ -132,6 +132,10 @@ class Interrupting:
     def __getattr__(self, name):
         return getattr(self.deblurrer, name)
 
+    def for_clips(self):
+        inner, note = self.deblurrer.for_clips()
+        return (self if inner is self.deblurrer else Interrupting(inner, self.calls)), note
+
     def many(self, images):
         self.calls -= 1
         if self.calls < 0:

@@ -11,9 +11,16 @@ from deblur.cli import app
 from deblur.errors import DeblurError, SettingError
 from deblur.imageio import ImageReadError, read_photo
 from deblur.inference import Deblurrer, ModelLoadError, deblur_file, load_deblurrer
-from deblur.predict import PredictOptions, predict_files
+from deblur.predict import plan_inputs, predict_files
+from deblur.settings import WriteSettings
 
 runner = CliRunner()
+
+
+def files(inputs, deblurrer, out, progress=None, **write):
+    """`predict_files` on `inputs` planned into `out`, as `deblur predict` plans them."""
+    settings = WriteSettings(out=str(out), **write)
+    return predict_files(plan_inputs(inputs, settings), deblurrer, settings, progress=progress)
 
 
 @pytest.fixture
@@ -51,7 +58,7 @@ def test_tiled_matches_untiled(random_model):
     expected = whole(image)
     # Tiles a few times this network's receptive field (about 50 px), as 512 px is for the full model.
     tiled = Deblurrer(whole.model, tile=128, overlap=48, call_pixels=1)
-    assert len(tiled.tiles(200, 180)) == 4 and tiled.tiles(200, 180)[0][2:] == (128, 116)
+    assert len(tiled.tiling.tiles(200, 180)) == 4 and tiled.tiling.tiles(200, 180)[0][2:] == (128, 116)
     result = tiled(image)
     mse = np.mean((result - expected) ** 2)
     assert 10 * np.log10(1 / mse) > 45  # no seams: blending the tiles agrees with the whole-image result
@@ -91,9 +98,12 @@ def test_ensemble_averages_the_mirrored_and_turned_copies(random_model):
 def test_progress_counts_the_tiles_of_every_copy(identity_model, tmp_path):
     Image.fromarray(noise((48, 40, 3))).save(tmp_path / "in.png")
     deblurrer = Deblurrer(load_deblurrer(identity_model).model, tile=32, overlap=8, call_pixels=1, ensemble=8)
-    assert len(deblurrer.tiles(48, 40)) == len(deblurrer.tiles(40, 48)) == 4 and deblurrer.calls(48, 40) == 32
+    assert (
+        len(deblurrer.tiling.tiles(48, 40)) == len(deblurrer.tiling.tiles(40, 48)) == 4
+        and deblurrer.calls(48, 40) == 32
+    )
     recorder = ProgressRecorder()
-    predict_files([tmp_path / "in.png"], deblurrer, identity_model, tmp_path / "out", progress=recorder)
+    files([tmp_path / "in.png"], deblurrer, tmp_path / "out", progress=recorder)
     assert recorder.events[1] == ("image", "in.png", 32)
     assert sum(event[1] for event in recorder.events if event[0] == "tiles") == 32
 
@@ -110,10 +120,12 @@ def test_ensemble_must_be_a_power_of_two_up_to_8(identity_model, tmp_path):
 def test_a_call_may_ask_for_another_method_but_not_the_model_when_none_was_loaded(identity_model):
     image = noise((48, 48, 3)).astype(np.float32) / 255
     network = load_deblurrer(identity_model)  # method network: the identity model gives the image back
-    assert np.array_equal(network(image), image) and network.last_way == "network"
-    assert not np.array_equal(network(image, method="kernel"), image) and network.last_way == "kernel"
-    with pytest.raises(SettingError, match="method must be one of kernel-aware, network, kernel, auto"):
+    assert np.array_equal(network(image), image) and network.way().name == "network"
+    assert not np.array_equal(network(image, method="kernel"), image) and network.way("kernel").name == "kernel"
+    with pytest.raises(SettingError, match="method must be one of kernel-aware, network, kernel"):
         network(image, method="blind")
+    with pytest.raises(SettingError, match="method auto is .*retired.*; use the default, kernel-aware"):
+        network(image, method="auto")
     kernel_only = load_deblurrer(identity_model, method="kernel")  # no model loaded
     with pytest.raises(SettingError, match="method network needs the model, and this runs without one"):
         kernel_only(image, method="network")
@@ -124,7 +136,7 @@ def test_tiles_sit_on_the_downsampling_grid(random_model, height, width, tile, o
     # A tile starting off the 4-pixel grid sees other stride-2 samples than the whole image and disagrees.
     whole = load_deblurrer(random_model)
     tiled = Deblurrer(whole.model, tile=tile, overlap=overlap, call_pixels=1)
-    tiles = tiled.tiles(height, width)
+    tiles = tiled.tiling.tiles(height, width)
     assert len(tiles) > 2 and all(t % 4 == 0 and x % 4 == 0 and h % 4 == 0 and w % 4 == 0 for t, x, h, w in tiles)
     image = np.random.default_rng(3).random((height, width, 3)).astype("float32")
     mse = np.mean((tiled(image) - whole(image)) ** 2)
@@ -133,7 +145,7 @@ def test_tiles_sit_on_the_downsampling_grid(random_model, height, width, tile, o
 
 def test_tiles_cover_the_image_to_its_edges():
     deblurrer = Deblurrer(model=None, tile=64, overlap=16, call_pixels=1)
-    tiles = deblurrer.tiles(150, 100)
+    tiles = deblurrer.tiling.tiles(150, 100)
     covered = np.zeros((150, 100), int)
     for top, left, h, w in tiles:
         assert h <= 64 and w <= 64
@@ -145,7 +157,7 @@ def test_tiles_cover_the_image_to_its_edges():
     assert all(b - a <= height - 16 for a, b in pairwise(tops))  # neighbours share at least the overlap
     with pytest.raises(SettingError, match="tile must be a multiple of 4"):
         Deblurrer(model=None, tile=66, overlap=16)
-    assert Deblurrer(model=None).tiles(100, 100) == [(0, 0, 100, 100)]
+    assert Deblurrer(model=None).tiling.tiles(100, 100) == [(0, 0, 100, 100)]
     with pytest.raises(SettingError, match="overlap must be"):
         Deblurrer(model=None, tile=64, overlap=32)
 
@@ -192,7 +204,7 @@ def test_folder_with_a_corrupt_file(identity_model, tmp_path):
     (src / "sub").mkdir(parents=True)
     Image.fromarray(noise((16, 16, 3))).save(src / "sub" / "good.jpg")
     (src / "broken.jpg").write_bytes(b"\xff\xd8\xff not really a jpeg")
-    report = predict_files([src], load_deblurrer(identity_model), identity_model, tmp_path / "out")
+    report = files([src], load_deblurrer(identity_model), tmp_path / "out")
     assert report.written == [tmp_path / "out" / "sub" / "good.png"]
     assert [path.name for path, _ in report.failed] == ["broken.jpg"]
     assert "broken.jpg: not a readable image" in str(report.failed[0][1])
@@ -204,14 +216,14 @@ def test_progress_counts_every_image(identity_model, tmp_path):
     (tmp_path / "bad.jpg").write_bytes(b"junk")
     recorder = ProgressRecorder()
     paths = [tmp_path / "bad.jpg", tmp_path / "good.png"]
-    predict_files(paths, load_deblurrer(identity_model), identity_model, tmp_path / "out", progress=recorder)
+    files(paths, load_deblurrer(identity_model), tmp_path / "out", progress=recorder)
     assert recorder.events == [("start", 2), ("finished",), ("image", "good.png", 1), ("tiles", 1), ("finished",)]
 
 
 def test_no_progress_bar_when_every_input_is_missing(identity_model, tmp_path):
     recorder = ProgressRecorder()
     missing = [tmp_path / "gone.png"]
-    report = predict_files(missing, load_deblurrer(identity_model), identity_model, tmp_path / "out", progress=recorder)
+    report = files(missing, load_deblurrer(identity_model), tmp_path / "out", progress=recorder)
     assert recorder.events == []
     assert [path for path, _ in report.failed] == missing
 
@@ -234,11 +246,10 @@ def test_existing_outputs_are_skipped_and_counted_unless_overwrite(identity_mode
     out.mkdir()
     (out / "x.png").write_bytes(b"precious")
     deblurrer = load_deblurrer(identity_model)
-    report = predict_files([tmp_path / "x.png"], deblurrer, identity_model, out)
+    report = files([tmp_path / "x.png"], deblurrer, out)
     assert report.skipped == [out / "x.png"] and report.written == [] and report.failed == []
     assert (out / "x.png").read_bytes() == b"precious"
-    both = PredictOptions(overwrite=True, side_by_side=True)
-    report = predict_files([tmp_path / "x.png"], deblurrer, identity_model, out, both)
+    report = files([tmp_path / "x.png"], deblurrer, out, overwrite=True, side_by_side=True)
     assert report.written == [out / "x.png"] and Image.open(out / "x.png").size == (16, 16)
     assert Image.open(out / "x_side_by_side.png").size == (32, 16)
 
@@ -247,10 +258,10 @@ def test_never_writes_over_an_input_or_twice_to_one_file(identity_model, tmp_pat
     Image.fromarray(noise((16, 16, 3))).save(tmp_path / "x.png")
     deblurrer = load_deblurrer(identity_model)
     with pytest.raises(ValueError, match="would overwrite an input"):
-        predict_files([tmp_path / "x.png"], deblurrer, identity_model, tmp_path, PredictOptions(overwrite=True))
+        files([tmp_path / "x.png"], deblurrer, tmp_path, overwrite=True)
     Image.fromarray(noise((16, 16, 3))).save(tmp_path / "x.jpg")
     with pytest.raises(ValueError, match="would all be written"):
-        predict_files([tmp_path / "x.png", tmp_path / "x.jpg"], deblurrer, identity_model, tmp_path / "out")
+        files([tmp_path / "x.png", tmp_path / "x.jpg"], deblurrer, tmp_path / "out")
 
 
 def test_decompression_bomb_guard(tmp_path):
@@ -407,13 +418,13 @@ def test_the_kernel_aware_method_gives_the_model_the_photo_and_its_deconvolution
     deconvolved = noise((64, 72, 3), seed=1).astype(np.float32) / 255
     monkeypatch.setattr(restore, "deconvolved", lambda image: deconvolved)  # the kernel path's part, here fixed
     deblurrer = load_deblurrer(aware, method="kernel-aware")
-    assert deblurrer.kernel_aware and deblurrer.effective_method == "kernel-aware"
+    assert deblurrer.kernel_aware and deblurrer.way().name == "kernel-aware"
     seen = []
     run = deblurrer.run
     deblurrer.run = lambda batch: seen.append(batch.copy()) or run(batch)
     image = noise((64, 72, 3)).astype(np.float32) / 255
     restored = deblurrer(image)
-    assert deblurrer.last_way == "kernel-aware" and restored.shape == image.shape
+    assert restored.shape == image.shape
     np.testing.assert_array_equal(seen[0][0, ..., :3], image)  # blurry first, then its deconvolution
     np.testing.assert_array_equal(seen[0][0, ..., 3:], deconvolved)
     # the network's way and clips need a plain network beside it: opened when first needed, and only then
@@ -421,16 +432,16 @@ def test_the_kernel_aware_method_gives_the_model_the_photo_and_its_deconvolution
     deblurrer.open_network = lambda: opened.append(1) or load_deblurrer(plain)
     frames, note = deblurrer.for_clips()
     assert frames.method == "network" and not frames.kernel_aware and "clips go to the network" in note
-    assert np.array_equal(deblurrer(image, method="network"), image) and deblurrer.last_way == "network"
+    assert np.array_equal(deblurrer(image, method="network"), image)
     assert opened == [1]
     # a plain model asked for kernel-aware runs as the network, and says so in how it runs
-    assert load_deblurrer(plain, method="kernel-aware").effective_method == "network"
+    assert load_deblurrer(plain, method="kernel-aware").way().name == "network"
 
 
 def test_a_kernel_aware_model_alone_refuses_the_network_way(tmp_path):
     deblurrer = load_deblurrer(save_model(tmp_path / "aware", kernel_aware=True), method="kernel-aware")
     with pytest.raises(SettingError, match="needs a plain network"):
-        deblurrer.check_call_method("network")
+        deblurrer.way("network")
 
 
 def test_a_small_photo_is_mirrored_out_before_the_model(random_model):

@@ -17,8 +17,8 @@ FLOORS = [
     # 0: shared facts, imported by anything
     {"deblur.errors", "deblur.hardware", "deblur.files", "deblur.console", "deblur.tables", "deblur.strength"},
     {"deblur.tiling", "deblur.config", "deblur.paths", "deblur.imageio", "deblur.photo16"},
-    {"deblur.model", "deblur.losses", "deblur.data", "deblur.runtime", "deblur.shake"},
-    {"deblur.inference", "deblur.video"},
+    {"deblur.model", "deblur.losses", "deblur.data", "deblur.runtime", "deblur.shake", "deblur.ways"},
+    {"deblur.inference", "deblur.video", "deblur.settings"},
     {"deblur.predict", "deblur.training", "deblur.evaluation", "deblur.export", "deblur.timings", "deblur.serve"},
     {"deblur.scale"},  # predict on a distributed engine
     {"deblur.cli", "deblur.__main__"},

@@ -33,8 +33,10 @@ def test_predict_under_jax_without_tensorflow_matches_tensorflow(tmp_path):
     assert "in float32 on JAX on cpu" in done.stdout
 
     from deblur.predict import deblur_photos
+    from deblur.settings import DeblurSettings, PredictSettings, ReadSettings, WriteSettings
 
-    deblur_photos([photo], tmp_path / "tf", precision="float32", runtime="tensorflow", log=str)
+    deblur = DeblurSettings(precision="float32", runtime="tensorflow")
+    deblur_photos(PredictSettings(ReadSettings((photo,)), deblur, WriteSettings(str(tmp_path / "tf"))), log=str)
     under_jax = np.asarray(Image.open(tmp_path / "jax" / "photo.png"), dtype=np.int16)
     under_tf = np.asarray(Image.open(tmp_path / "tf" / "photo.png"), dtype=np.int16)
     assert np.abs(under_jax - under_tf).max() <= 1

@@ -50,16 +50,14 @@ def test_a_folder_with_a_corrupt_photo_gives_plain_predicts_outputs_a_dead_lette
     (inputs / "broken.jpg").write_bytes(b"\xff\xd8 not really a jpeg")
     from test_shake import shaken
 
-    _, blurry, _ = shaken(15, seed=4)  # auto, the default, sends it to the kernel path, the noise photos to the model
+    _, blurry, _ = shaken(15, seed=4)
     Image.fromarray((blurry * 255).round().astype(np.uint8)).save(inputs / "shaken.png")
-    _, lightly, _ = shaken(6, seed=4)  # to the model, but named as a photo that may still be shaken all over
+    _, lightly, _ = shaken(6, seed=4)
     Image.fromarray((lightly * 255).round().astype(np.uint8)).save(inputs / "lightly.png")
 
-    # under --method auto, which says which way each photo went
-    plain = predict(inputs, "--out", tmp_path / "plain", "--model", model, "--method", "auto")
+    plain = predict(inputs, "--out", tmp_path / "plain", "--model", model)
     args = ["predict", str(inputs), "--out", str(tmp_path / "scaled"), "--model", str(model), "--runtime", "tensorflow"]
-    args += ["--method", "auto"]
-    scaled = CliRunner().invoke(app, [*args, "--engine", "ray", "--workers", "2"])  # not quiet: its hint too
+    scaled = CliRunner().invoke(app, [*args, "--engine", "ray", "--workers", "2"])
 
     assert plain.exit_code == scaled.exit_code == 1, scaled.output
     written = sorted(p.relative_to(tmp_path / "plain") for p in (tmp_path / "plain").rglob("*.png"))
@@ -72,14 +70,10 @@ def test_a_folder_with_a_corrupt_photo_gives_plain_predicts_outputs_a_dead_lette
     assert rows[0] == ["file", "reason"] and len(rows) == 2
     assert rows[1][0].endswith("broken.jpg") and "not a readable image" in rows[1][1]
     assert "6 done, 0 skipped, 1 failed" in scaled.output
-    for result, out in ((plain, tmp_path / "plain"), (scaled, tmp_path / "scaled")):  # each photo's way, alike
-        assert f"wrote {out / 'shaken.png'} (by the camera-shake kernel path)" in result.output, result.output
-        assert f"wrote {out / 'photo1.png'} (by the network)" in result.output, result.output
-    assert "1 photo (lightly.png) went to the network" in scaled.stderr
+    for result, out in ((plain, tmp_path / "plain"), (scaled, tmp_path / "scaled")):  # each says where they went
+        assert f"wrote {out / 'shaken.png'}\n" in result.output and f"outputs in {out}" in result.output
 
-    again = predict(
-        inputs, "--out", tmp_path / "scaled", "--model", model, "--engine", "ray", "--workers", 2, "--method", "auto"
-    )
+    again = predict(inputs, "--out", tmp_path / "scaled", "--model", model, "--engine", "ray", "--workers", 2)
     assert again.exit_code == 1 and "0 done, 6 skipped, 1 failed" in again.output
 
     (inputs / "broken.jpg").unlink()
@@ -152,23 +146,33 @@ def test_a_clip_that_plain_predict_left_half_done_is_finished_by_the_workers_and
     (tmp_path / "in").mkdir()
     clip = make_clip(tmp_path / "in" / "walk.mp4", frames=130, size=(48, 64))  # 3 segments of 2 s at 30 fps
     target = tmp_path / "out" / "walk.mp4"
-    # as `predict --runtime tensorflow --method auto` opens it: auto sends clips to the model
-    opened, _ = open_deblurrer(model, runtime="tensorflow", method="auto", log=lambda _: None)
+    # as `predict --runtime tensorflow --method kernel` opens it: each frame by the kernel path, with a warning
+    opened, _ = open_deblurrer(model, runtime="tensorflow", method="kernel", log=lambda _: None)
     with pytest.raises(KeyboardInterrupt):
-        deblur_clip(clip, target, Interrupting(opened.for_clips()[0], calls=1), log=lambda _: None)
+        # a frame a call by the kernel path: after the first segment's 60 frames
+        deblur_clip(clip, target, Interrupting(opened.for_clips()[0], calls=60), log=lambda _: None)
     assert (work_folder(target) / "00000.mp4").exists()
-    args = ["predict", str(tmp_path / "in"), "--out", str(tmp_path / "out"), "--model", str(model), "--method", "auto"]
+    args = [
+        "predict",
+        str(tmp_path / "in"),
+        "--out",
+        str(tmp_path / "out"),
+        "--model",
+        str(model),
+        "--method",
+        "kernel",
+    ]
     scaled = CliRunner().invoke(app, [*args, "--runtime", "tensorflow", "--engine", "ray"])  # not quiet: its notes
     assert scaled.exit_code == 0, scaled.output
     assert "resuming: 1 finished segment(s)" in scaled.output and "2 tasks for ray" in scaled.output
-    assert "clips go to the network under --method auto" in scaled.output
+    assert "--method kernel estimates each frame's shake on its own: expect flicker" in scaled.output
     with av.open(str(target)) as video:
         assert video.streams.video[0].frames == 130
 
 
 def test_engine_options_without_an_engine_are_an_error(model, tmp_path):
     result = predict(photos(tmp_path / "in", 1), "--out", tmp_path / "out", "--model", model, "--workers", 2)
-    assert result.exit_code == 1 and "go with --engine" in result.output
+    assert result.exit_code == 1 and "go with an engine" in result.output and "--engine)" in result.output
     assert not (tmp_path / "out").exists()
 
 

@@ -15,12 +15,13 @@ from PIL import Image
 from skimage import data as skimage_data
 
 from deblur.inference import load_deblurrer
-from deblur.predict import PredictOptions, predict_one
+from deblur.predict import Input, predict_one
 from deblur.serve.app import STATIC, create_app
 from deblur.serve.card import model_info
 from deblur.serve.limits import Limits
 from deblur.serve.service import DeblurService
-from deblur.shake import DEFAULT_METHOD
+from deblur.settings import WriteSettings
+from deblur.ways import DEFAULT_METHOD
 
 
 @pytest.fixture(scope="module")
@@ -37,7 +38,7 @@ TEST_HOST = ("testserver",)
 
 def make_client(model, limits=LIMITS, method=DEFAULT_METHOD, **options):
     deblurrer = load_deblurrer(model, precision="float32", method=method)  # as `deblur serve` opens it
-    info = model_info(model, "a test model", "float32", method=deblurrer.effective_method)
+    info = model_info(model, "a test model", "float32", method=deblurrer.way().name)
     service = DeblurService(deblurrer, info, limits)
     return TestClient(create_app(service, **{"allowed_hosts": TEST_HOST, **options})), service
 
@@ -46,14 +47,6 @@ def make_client(model, limits=LIMITS, method=DEFAULT_METHOD, **options):
 def client(model):
     client, service = make_client(model)
     with client:  # runs the lifespan: warm-up, then the shutdown of the line
-        yield client
-
-
-@pytest.fixture(scope="module")
-def auto_client(model):
-    """A server started with --method auto (a plain model: the default, kernel-aware, runs it as the network)."""
-    client, service = make_client(model, method="auto")
-    with client:
         yield client
 
 
@@ -72,7 +65,8 @@ def predicted(model, tmp_path, data: bytes, name: str, fmt: str = "png", method:
     source = tmp_path / name
     source.write_bytes(data)
     target = tmp_path / f"predicted-{Path(name).stem}.{fmt}"
-    predict_one(source, target, load_deblurrer(model, precision="float32", method=method), PredictOptions(fmt))
+    deblurrer = load_deblurrer(model, precision="float32", method=method)
+    predict_one(Input(source, Path(name), "photo", target), deblurrer, WriteSettings(fmt=fmt))
     return Image.open(target)
 
 
@@ -100,54 +94,38 @@ def test_multipart_and_raw_body_give_predicts_output(client, model, tmp_path):
     assert response.headers["content-type"] == "image/png"
     assert response.headers["content-disposition"] == 'inline; filename="photo-deblurred.png"'
     assert float(response.headers["x-deblur-seconds"]) > 0
-    assert response.headers["x-deblur-way"] == "network"  # a sharp crop: auto, the default, leaves it to the model
+    assert response.headers["x-deblur-way"] == "network"  # the default, kernel-aware, runs a plain model as the network
     assert_same_image(Image.open(io.BytesIO(response.content)), expected)
     raw = client.post("/v1/deblur", content=data, headers={"content-type": "image/png"})
     assert raw.status_code == 200
     assert raw.content == response.content  # the same server: exactly the same
 
 
-def test_a_shaken_photo_goes_by_the_kernel_path_and_the_answer_says_so(auto_client, model, tmp_path):
+def test_a_photo_may_ask_for_a_method_and_the_answer_names_its_way(client, model, tmp_path):
     from test_shake import shaken
 
     _, blurry, _ = shaken(15, seed=4)  # blurred all over by a shake the kernel path estimates
     data = png_bytes(Image.fromarray((blurry * 255).round().astype(np.uint8)))
-    expected = predicted(model, tmp_path, data, "shaken.png", method="auto")
-    response = post(auto_client, data, name="shaken.png")
-    assert response.status_code == 200 and response.headers["x-deblur-way"] == "kernel"
-    assert_same_image(Image.open(io.BytesIO(response.content)), expected)
-
-
-def test_a_photo_may_ask_for_a_method_and_the_answer_names_one_that_may_be_shaken(auto_client, model, tmp_path):
-    from test_shake import shaken
-
-    as_png = lambda image: png_bytes(Image.fromarray((image * 255).round().astype(np.uint8)))  # noqa: E731
-    sharp_photo, lightly, _ = shaken(6, seed=4)  # lightly: blurred all over, but sharp enough in part for auto
-    data = as_png(lightly)
-    response = post(auto_client, data, name="lightly.png")
-    assert response.status_code == 200
-    assert response.headers["x-deblur-way"] == "network" and response.headers["x-deblur-maybe-shaken"] == "true"
-    sharp = post(auto_client, as_png(sharp_photo))
-    assert sharp.headers["x-deblur-maybe-shaken"] == "false"  # a sharp photo is not named
-    for ask in ("query", "field"):  # what the page's button sends: the same photo by the kernel path
+    expected = predicted(model, tmp_path, data, "shaken.png", "png", "kernel")
+    for ask in ("query", "field"):
         if ask == "query":
-            kernel = post(auto_client, data, name="lightly.png", method="kernel")
+            kernel = post(client, data, name="shaken.png", method="kernel")
         else:
-            files = {"image": ("lightly.png", data, "application/octet-stream")}
-            kernel = auto_client.post("/v1/deblur", files=files, data={"method": "kernel"})
-        assert kernel.status_code == 200, kernel.text
-        assert kernel.headers["x-deblur-way"] == "kernel" and kernel.headers["x-deblur-maybe-shaken"] == "false"
-        assert kernel.content != response.content
-    network = post(auto_client, data, name="lightly.png", method="network")
-    assert network.headers["x-deblur-way"] == "network" and network.headers["x-deblur-maybe-shaken"] == "false"
-    wrong = post(auto_client, data, method="blind")
-    assert wrong.status_code == 422 and "method" in wrong.text
-    files = {"image": ("lightly.png", data, "application/octet-stream")}
-    wrong_field = auto_client.post("/v1/deblur", files=files, data={"method": "blind"})
+            files = {"image": ("shaken.png", data, "application/octet-stream")}
+            kernel = client.post("/v1/deblur", files=files, data={"method": "kernel"})
+        assert kernel.status_code == 200 and kernel.headers["x-deblur-way"] == "kernel", kernel.text
+        assert_same_image(Image.open(io.BytesIO(kernel.content)), expected)
+    assert "x-deblur-maybe-shaken" not in kernel.headers  # it named what auto, retired, left to the network
+    network = post(client, data, method="network")
+    assert network.headers["x-deblur-way"] == "network" and network.content != kernel.content
+    wrong = post(client, data, method="blind")
     assert (
-        wrong_field.status_code == 422
-        and "method must be one of kernel-aware, network, kernel, auto" in wrong_field.text
+        wrong.status_code == 422
+        and wrong.json()["detail"] == "method must be one of kernel-aware, network, kernel: 'blind'"
     )
+    files = {"image": ("shaken.png", data, "application/octet-stream")}
+    retired = client.post("/v1/deblur", files=files, data={"method": "auto"})
+    assert retired.status_code == 422 and "use the default, kernel-aware" in retired.json()["detail"]
 
 
 def test_a_server_without_the_model_refuses_a_method_that_needs_it(model):
@@ -155,7 +133,7 @@ def test_a_server_without_the_model_refuses_a_method_that_needs_it(model):
     service = DeblurService(deblurrer, model_info(model, "a test model", "float32", method="kernel"), LIMITS)
     with TestClient(create_app(service, allowed_hosts=TEST_HOST)) as kernel_only:
         data = png_bytes(photo())
-        for method in ("network", "auto"):
+        for method in ("network", "kernel-aware"):
             refused = post(kernel_only, data, method=method)
             assert refused.status_code == 422, refused.text
             detail = f"method {method} needs the model, and this runs without one (method kernel)"
@@ -193,7 +171,7 @@ def test_format_and_ensemble_options(client, model, tmp_path):
     source = tmp_path / "photo.png"
     source.write_bytes(data)
     deblurrer = load_deblurrer(model, precision="float32", ensemble=4)
-    predict_one(source, tmp_path / "p.jpg", deblurrer, PredictOptions("jpg"))
+    predict_one(Input(source, Path("photo.png"), "photo", tmp_path / "p.jpg"), deblurrer, WriteSettings(fmt="jpg"))
     got, expected = (np.asarray(Image.open(f), np.float64) for f in (io.BytesIO(response.content), tmp_path / "p.jpg"))
     assert got.shape == expected.shape and np.abs(got - expected).mean() < 0.05
     assert post(client, data, ensemble="3").status_code == 422
@@ -208,9 +186,8 @@ def test_strength_blends_the_photo_and_predicts_output(client, model, tmp_path):
     assert np.array_equal(back, np.asarray(photo()))  # 0%: the photo itself
     half = post(client, data, strength="50")
     assert half.status_code == 200
-    predict_one(
-        source, tmp_path / "half.png", load_deblurrer(model, precision="float32", strength=0.5), PredictOptions()
-    )
+    item = Input(source, Path("photo.png"), "photo", tmp_path / "half.png")
+    predict_one(item, load_deblurrer(model, precision="float32", strength=0.5), WriteSettings())
     assert_same_image(Image.open(io.BytesIO(half.content)), Image.open(tmp_path / "half.png"))
     assert post(client, data, strength="151").status_code == 422
     assert post(client, data, strength="-1").status_code == 422
@@ -361,7 +338,7 @@ def test_cross_origin_requests_are_refused_unless_allowed(client, model):
         assert response.status_code == 200
         assert response.headers["access-control-allow-origin"] == "http://elsewhere.example"
         exposed = response.headers["access-control-expose-headers"].lower()
-        assert all(name.lower() in exposed for name in ("X-Deblur-Way", "X-Deblur-Maybe-Shaken"))  # a script reads them
+        assert all(name.lower() in exposed for name in ("X-Deblur-Way", "X-Deblur-Seconds"))  # a script reads them
         preflight = allowed.options(
             "/v1/jobs/any",
             headers={"origin": "http://elsewhere.example", "access-control-request-method": "DELETE"},

@@ -1,5 +1,5 @@
-"""The camera-shake kernel path: the estimate finds a known shake, deconvolution inverts it, `--method kernel` runs
-it instead of the model, and `--method auto` takes it only for a photo blurred all over with a trusted estimate."""
+"""The camera-shake kernel path: the estimate finds a known shake, deconvolution inverts it, and `--method kernel`
+runs it instead of the model."""
 
 import numpy as np
 import pytest
@@ -7,9 +7,6 @@ import skimage.data
 from scipy.signal import fftconvolve
 
 from deblur.data.kernels import shake_trajectory, trajectory_kernel
-from deblur.errors import SettingError
-from deblur.shake import check_method
-from deblur.shake.choose import MAYBE_SHAKEN, SHARPNESS_LIMIT, TRUSTED_EXTENT, choose, sharpness
 from deblur.shake.deconvolve import _hyper, deconvolve, shrinkage
 from deblur.shake.edges import DIRECTIONS, edge_threshold, strong_edges
 from deblur.shake.estimate import (
@@ -175,22 +172,6 @@ def test_a_large_photo_is_estimated_downscaled_and_the_kernel_scaled_back():
     assert estimate.kernel.shape[0] % 2 == 1
 
 
-def test_an_estimate_longer_than_auto_trusts_is_not_refined(monkeypatch):
-    import deblur.shake.estimate as estimate_module
-
-    _, blurry, _ = shaken(9)
-    large = np.kron(blurry, np.ones((3, 3, 1), np.float32))
-    settings = EstimateSettings(working_side=256)
-    climbed = []
-    real_scales = estimate_module.refinement_scales
-    monkeypatch.setattr(estimate_module, "refinement_scales", lambda *a: climbed.append(a) or real_scales(*a))
-    distrusted = estimate_kernel(large, settings, longest=0.01)  # every estimate is longer than 1% of the support
-    assert not climbed and distrusted.kernel.shape[0] == pytest.approx(3 * distrusted.working.shape[0], abs=2)
-    assert distrusted.extent > 0.01 * distrusted.support
-    estimate_kernel(large, settings, longest=1.0)
-    assert climbed  # a trusted one is refined up to the photo's size
-
-
 def test_the_edge_threshold_keeps_enough_pixels_in_every_direction_and_no_more():
     rng = np.random.default_rng(0)
     gx, gy = rng.normal(size=(2, 60, 80)).astype(np.float32)
@@ -238,12 +219,6 @@ def test_refinement_scales_climb_by_sqrt2_to_the_top_and_none_past_it():
     assert refinement_scales(1.0, 1.0) == [] and refinement_scales(0.5, 0.5) == []
 
 
-def test_an_unknown_method_is_refused():
-    with pytest.raises(SettingError, match="method must be one of kernel-aware, network, kernel, auto") as caught:
-        check_method("wiener")
-    assert caught.value.settings == ("method",)
-
-
 def test_predict_method_kernel_deblurs_without_the_model(tmp_path):
     from helpers import save_model
     from PIL import Image
@@ -268,67 +243,6 @@ def test_predict_method_kernel_deblurs_without_the_model(tmp_path):
     result = CliRunner().invoke(app, [*args, str(tmp_path / "bad"), "--method", "wiener"])
     assert result.exit_code == 2 and "--method" in result.output
     assert not (tmp_path / "bad").exists()
-
-
-def test_sharpness_tells_a_sharp_photo_from_one_blurred_all_over():
-    sharp, blurry, _ = shaken(15, seed=4)
-    assert sharpness(sharp) > 2 * SHARPNESS_LIMIT
-    assert sharpness(blurry) < SHARPNESS_LIMIT
-    assert sharpness(np.full((64, 64, 3), 0.5, np.float32)) == float("inf")  # flat: nothing to go by
-
-
-def test_auto_takes_the_kernel_path_only_for_a_blurred_photo_and_a_trusted_estimate():
-    sharp, blurry, _ = shaken(15, seed=4)
-    kept = choose(sharp)
-    assert kept.estimate is None and kept.deblurred is None  # sharp somewhere: the network's, no estimate made
-    chosen = choose(blurry)
-    assert chosen.estimate.extent <= TRUSTED_EXTENT * chosen.estimate.support
-    assert psnr(sharp, chosen.deblurred) > psnr(sharp, blurry) + 3
-    _, long, _ = shaken(40, seed=2)  # blurred all over, but longer than auto trusts an estimate to be
-    refused = choose(long)
-    assert refused.estimate.extent > TRUSTED_EXTENT * refused.estimate.support and refused.deblurred is None
-
-
-def test_a_deblurrer_on_auto_runs_the_model_only_where_auto_leaves_it(tmp_path):
-    from helpers import save_model
-
-    from deblur.inference import load_deblurrer
-
-    sharp, blurry, _ = shaken(15, seed=4)
-    deblurrer = load_deblurrer(save_model(tmp_path / "run"), method="auto")
-    calls = []
-    model_run = deblurrer.run
-    deblurrer.run = lambda batch: calls.append(batch.shape) or model_run(batch)
-    assert psnr(sharp, deblurrer(blurry)) > psnr(sharp, blurry) + 3 and calls == []
-    assert deblurrer.last_way == "kernel"
-    deblurrer(sharp)
-    assert calls == [(1, 256, 256, 3)] and deblurrer.last_way == "network"
-
-
-def test_predict_on_auto_chooses_and_says_which_way_each_photo_went(tmp_path):
-    from helpers import save_model
-    from PIL import Image
-    from typer.testing import CliRunner
-
-    from deblur.cli import app
-
-    sharp, blurry, _ = shaken(15, seed=4)
-    _, lightly, _ = shaken(6, seed=4)  # blurred all over, but its sharpest edges pass the sharpness test
-    assert SHARPNESS_LIMIT <= sharpness(lightly) < MAYBE_SHAKEN <= sharpness(sharp)
-    for name, image in (("sharp", sharp), ("shaken", blurry), ("lightly", lightly)):
-        Image.fromarray((image * 255).round().astype(np.uint8)).save(tmp_path / f"{name}.png")
-    model = save_model(tmp_path / "run")
-    photos = [str(tmp_path / f"{name}.png") for name in ("sharp", "shaken", "lightly")]
-    result = CliRunner().invoke(
-        app, ["predict", *photos, "--model", str(model), "--out", str(tmp_path / "out"), "--method", "auto"]
-    )
-    assert result.exit_code == 0, result.output
-    assert f"wrote {tmp_path / 'out' / 'sharp.png'} (by the network)" in result.stdout
-    assert f"wrote {tmp_path / 'out' / 'shaken.png'} (by the camera-shake kernel path)" in result.stdout
-    assert f"wrote {tmp_path / 'out' / 'lightly.png'} (by the network)" in result.stdout
-    # the one photo that may still be shaken all over is named once, on stderr, with the way to try
-    (hint,) = [line for line in result.stderr.splitlines() if "went to the network" in line]
-    assert hint.startswith("1 photo (lightly.png) went to the network") and "--method kernel" in hint
 
 
 def test_the_deconvolution_keeps_the_photo_where_it_was():

@@ -108,27 +108,26 @@ def test_frames_equal_predicts_on_the_same_frames(model, tmp_path):
         assert np.abs(written.astype(float) - expected).mean() < 2
 
 
-def test_clips_under_auto_go_to_the_network_and_kernel_warns_of_flicker(model, tmp_path):
+def test_clips_under_the_default_go_to_the_network_and_kernel_warns_of_flicker(tmp_path):
+    from helpers import save_model
     from test_shake import shaken
 
-    from deblur.shake.choose import choose
-    from deblur.shake.restore import restore
+    from deblur.paths import shipped_model
     from deblur.timings.photos import write_clip
 
     _, blurry, _ = shaken(15, seed=4)
     write_clip(tmp_path / "shaken.mp4", [np.round(blurry * 255).astype(np.uint8)] * 3)
     frames = pixels(tmp_path / "shaken.mp4")
-    assert choose(frames[0] / np.float32(255)).deblurred is not None  # as a photo, auto would take the kernel path
-    args = ["--model", model, "--crf", "0", "--precision", "float32", "--out"]
-    result = predict(tmp_path / "shaken.mp4", *args, tmp_path / "auto", "--method", "auto")
-    assert result.exit_code == 0 and "clips go to the network under --method auto" in result.output, result.output
-    deblurrer = load_deblurrer(model, precision="float32")
-    luma = np.array([0.299, 0.587, 0.114])  # compared in luma: 4:2:0 halves the untrained test model's colours
-    for frame, written in zip(frames, pixels(tmp_path / "auto" / "shaken.mp4"), strict=True):
-        network = np.round(np.clip(deblurrer(frame / 255.0), 0, 1) * 255)
-        kernel_path = np.round(np.clip(restore(frame / np.float32(255)), 0, 1) * 255)
-        off_network = np.abs((written - network) @ luma).mean()
-        assert off_network < 6 and off_network < np.abs((written - kernel_path) @ luma).mean() / 4
+    aware = save_model(tmp_path / "aware", kernel_aware=True)  # the default's way: clips go to the shipped network
+    args = ["--model", aware, "--crf", "0", "--precision", "float32", "--runtime", "tensorflow", "--out"]
+    result = predict(tmp_path / "shaken.mp4", *args, tmp_path / "default")
+    assert result.exit_code == 0, result.output
+    assert "clips go to the network under --method kernel-aware, the default" in result.output
+    network = load_deblurrer(shipped_model(), precision="float32")
+    luma = np.array([0.299, 0.587, 0.114])  # compared in luma: 4:2:0 halves the colours
+    for frame, written in zip(frames, pixels(tmp_path / "default" / "shaken.mp4"), strict=True):
+        expected = np.round(np.clip(network(frame / 255.0), 0, 1) * 255)
+        assert np.abs((written - expected) @ luma).mean() < 2
     result = predict(tmp_path / "shaken.mp4", *args, tmp_path / "kernel", "--method", "kernel")
     assert result.exit_code == 0 and "expect flicker" in result.output, result.output
     assert len(pixels(tmp_path / "kernel" / "shaken.mp4")) == 3

@@ -10,16 +10,17 @@ import typer
 from typer.core import TyperCommand
 
 from deblur.console import Hint
-from deblur.errors import DeblurError
+from deblur.errors import DeblurError, SettingError
 from deblur.strength import MAX_STRENGTH
+from deblur.ways import METHOD_HELP, check_method
 
 ENSEMBLE_HELP = (
     "Deblur 1, 2, 4 or 8 mirrored/turned copies of each image and average them: a little sharper and safer on "
     "mild blur, at that many times the time."
 )
 MODEL_HELP = (
-    "A model.keras; 'latest': the newest runs/*/model.keras; default: the pretrained model shipped with deblur "
-    "(in a copy without one, the newest run)."
+    "A model.keras; 'latest': the model you trained last (deblur train notes it; or a newer runs/*/model.keras "
+    "here); default: the pretrained model shipped with deblur (in a copy without one, the newest run)."
 )
 STRENGTH_HELP = (
     f"How much of the model's change to keep, in percent (0 to {100 * MAX_STRENGTH:.0f}): 0 gives the input back, "
@@ -27,6 +28,19 @@ STRENGTH_HELP = (
 )
 
 Quiet = Annotated[bool, typer.Option("--quiet", "-q", help="No progress bars.")]
+
+
+def _a_way(method: str) -> str:
+    """--method checked as the library checks it, so that a retired way's refusal names the default."""
+    try:
+        check_method(method)
+    except SettingError as err:
+        raise typer.BadParameter(str(err)) from None
+    return method
+
+
+# predict, evaluate and serve: a way of deblurring (`deblur.ways`).
+MethodOption = Annotated[str, typer.Option("--method", help=METHOD_HELP, callback=_a_way, metavar="METHOD")]
 # predict and evaluate: only what was written or measured, and errors.
 QuietNotes = Annotated[
     bool, typer.Option("--quiet", "-q", help="No progress bars, notes or hints: results and errors only.")

@@ -7,10 +7,10 @@ from typing import Annotated
 
 import typer
 
-from deblur.cli.common import ENSEMBLE_HELP, MODEL_HELP, QuietNotes, reporter
+from deblur.cli.common import ENSEMBLE_HELP, MODEL_HELP, MethodOption, QuietNotes, reporter
 from deblur.config import EvaluationSplit, InferencePrecision
 from deblur.runtime import DEFAULT_RUNTIME, RUNTIME_HELP, Runtime
-from deblur.shake import DEFAULT_METHOD, METHOD_HELP, Method
+from deblur.ways import DEFAULT_METHOD
 
 
 def evaluate(
@@ -38,7 +38,7 @@ def evaluate(
     ] = False,
     precision: Annotated[InferencePrecision, typer.Option(help="As for predict.")] = "auto",
     runtime: Annotated[Runtime, typer.Option(help=RUNTIME_HELP)] = DEFAULT_RUNTIME,
-    method: Annotated[Method, typer.Option(help=METHOD_HELP)] = DEFAULT_METHOD,
+    method: MethodOption = DEFAULT_METHOD,
     ensemble: Annotated[int, typer.Option(help=ENSEMBLE_HELP)] = 1,
     overwrite: Annotated[bool, typer.Option("--overwrite", help="Replace an existing --out file.")] = False,
     quiet: QuietNotes = False,

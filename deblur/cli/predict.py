@@ -1,4 +1,5 @@
-"""`deblur predict`, and the progress bars it draws."""
+"""`deblur predict`: its options, grouped as `deblur.settings` groups them, the progress bars it draws, and what it
+prints of each engine's report."""
 
 from __future__ import annotations
 
@@ -11,21 +12,218 @@ from deblur.cli.common import (
     ENSEMBLE_HELP,
     MODEL_HELP,
     STRENGTH_HELP,
+    MethodOption,
     QuietNotes,
     percent,
     reporter,
     user_message,
 )
 from deblur.config import InferencePrecision
-from deblur.console import Hint, progress_bar
-from deblur.errors import SettingError
+from deblur.console import progress_bar
 from deblur.imageio import DEFAULT_MAX_PIXELS, DEFAULT_QUALITY, WriteFormat
 from deblur.runtime import DEFAULT_RUNTIME, RUNTIME_HELP, Runtime
-from deblur.scale import ENGINE_HELP, WORKER_CPUS, Engine
-from deblur.shake import DEFAULT_METHOD, METHOD_HELP, WAYS, Method, maybe_shaken_hint
+from deblur.scale import ENGINE_HELP, Engine
+from deblur.settings import (
+    DEFAULT_OUT,
+    WORKER_CPUS,
+    DeblurSettings,
+    PredictSettings,
+    ReadSettings,
+    RunSettings,
+    WriteSettings,
+)
 from deblur.strength import DEFAULT_STRENGTH, MAX_STRENGTH
 from deblur.tiling import DEFAULT_OVERLAP, DEFAULT_TILE, GRID
 from deblur.video.encode import DEFAULT_CRF, Codec, Encoding  # light: PyAV loads on use
+from deblur.ways import DEFAULT_METHOD
+
+# === What to read ===
+Inputs = Annotated[
+    list[str],
+    typer.Argument(
+        metavar="INPUT",
+        help="Photos, video clips and folders of them (searched recursively); with --engine, also URLs (s3://, "
+        "gs://) of photos and folders of them.",
+    ),
+]
+MaxPixels = Annotated[
+    int,
+    typer.Option(
+        min=1,
+        help="Refuse larger images and frames, from their header (a decompression-bomb guard for your own files; "
+        "serve's own limit is lower, as strangers send what it holds in memory).",
+    ),
+]
+# === How to deblur ===
+Model = Annotated[str | None, typer.Option(help=MODEL_HELP)]
+Precision = Annotated[
+    InferencePrecision,
+    typer.Option(help="auto: bfloat16 on CPUs with native support (needs the run's config.yaml), else float32."),
+]
+RuntimeOption = Annotated[Runtime, typer.Option(help=RUNTIME_HELP)]
+Tile = Annotated[
+    int, typer.Option(min=8 * GRID, help=f"Largest tile side, a multiple of {GRID}, for images over a megapixel.")
+]
+Overlap = Annotated[int, typer.Option(min=0, help="Pixels shared by neighbouring tiles, blended.")]
+Ensemble = Annotated[int, typer.Option(help=ENSEMBLE_HELP)]
+Strength = Annotated[float, typer.Option(min=0.0, max=100 * MAX_STRENGTH, help=STRENGTH_HELP)]
+# === How to write ===
+Out = Annotated[
+    str,
+    typer.Option(
+        help="Output folder; <name>.<format> per photo, <name>.mp4 (.mkv, .mov kept) per clip. With --engine, "
+        "also a URL (s3://, gs://) for photos."
+    ),
+]
+Format = Annotated[
+    WriteFormat,
+    typer.Option(
+        "--format",
+        help="Output format of photos (HEIC and AVIF photos are read, and written as this). 16 bits are kept in "
+        "png and tiff; transparency in png, webp and tiff (flattened onto white in jpg and bmp).",
+    ),
+]
+Quality = Annotated[int, typer.Option(min=1, max=100, help="JPEG and WebP quality of photos (1 to 100).")]
+StripMetadata = Annotated[
+    bool,
+    typer.Option(
+        "--strip-metadata",
+        help="Leave out the photos' EXIF (camera, date, GPS place) and ICC colour profile, which are otherwise "
+        "kept in png, jpg, webp and tiff.",
+    ),
+]
+KeepExtension = Annotated[
+    bool,
+    typer.Option(
+        "--keep-extension",
+        help="Keep each input's extension in its output's name (photo.webp -> photo.webp.png), so that inputs "
+        "differing only by it do not clash.",
+    ),
+]
+SideBySide = Annotated[bool, typer.Option("--side-by-side", help="Also write <name>_side_by_side: blurry | deblurred.")]
+Overwrite = Annotated[bool, typer.Option("--overwrite", help="Replace existing outputs.")]
+CodecOption = Annotated[
+    Codec, typer.Option(help="Video codec of clips: h264 plays everywhere; h265, vp9, av1 are smaller.")
+]
+Crf = Annotated[
+    int | None,
+    typer.Option(
+        min=0,
+        max=63,
+        help="Video quality, lower is better: the codec's constant rate factor. Default: visually lossless ("
+        + ", ".join(f"{name} {value}" for name, value in DEFAULT_CRF.items())
+        + ").",
+    ),
+]
+# === How to run ===
+EngineOption = Annotated[Engine | None, typer.Option(help=ENGINE_HELP)]
+Workers = Annotated[
+    int | None,
+    typer.Option(min=1, help="With --engine: worker processes, each with its model. Default: one a CPU here."),
+]
+WorkerCpus = Annotated[int, typer.Option(min=1, help="With --engine: CPUs (threads) for each worker's model.")]
+Address = Annotated[
+    str | None,
+    typer.Option(
+        help="With --engine ray: the Ray cluster to run on (ray://host:10001, or auto). Default: a local Ray."
+    ),
+]
+
+
+def predict(
+    inputs: Inputs,
+    model: Model = None,
+    out: Out = DEFAULT_OUT,
+    fmt: Format = "png",
+    quality: Quality = DEFAULT_QUALITY,
+    strip_metadata: StripMetadata = False,
+    keep_extension: KeepExtension = False,
+    codec: CodecOption = Encoding.codec,
+    crf: Crf = None,
+    tile: Tile = DEFAULT_TILE,
+    overlap: Overlap = DEFAULT_OVERLAP,
+    ensemble: Ensemble = 1,
+    strength: Strength = 100 * DEFAULT_STRENGTH,
+    side_by_side: SideBySide = False,
+    overwrite: Overwrite = False,
+    precision: Precision = "auto",
+    runtime: RuntimeOption = DEFAULT_RUNTIME,
+    method: MethodOption = DEFAULT_METHOD,
+    max_pixels: MaxPixels = DEFAULT_MAX_PIXELS,
+    engine: EngineOption = None,
+    workers: Workers = None,
+    worker_cpus: WorkerCpus = WORKER_CPUS,
+    address: Address = None,
+    quiet: QuietNotes = False,
+) -> None:
+    """Deblur photos of any size, and video clips: by default the kernel-aware network over each photo's deconvolution.
+
+    Clips go through the network and keep their size, frame count, timestamps, rotation, audio and subtitles; a run
+    that is stopped goes on from its last finished segment when the same command is run again."""
+    settings = PredictSettings(
+        ReadSettings(tuple(inputs), max_pixels),
+        DeblurSettings(model, method, precision, runtime, tile, overlap, ensemble, percent(strength)),
+        WriteSettings(out, fmt, quality, strip_metadata, keep_extension, side_by_side, overwrite, Encoding(codec, crf)),
+        RunSettings(engine, workers, worker_cpus, address),
+    )
+    log = reporter(quiet)
+    if engine is not None:
+        from deblur.scale.run import predict_at_scale
+
+        failed = print_scaled(predict_at_scale(settings, progress=not quiet, log=log), out)
+    else:
+        from deblur.predict import deblur_photos
+
+        bars = ProgressBars(quiet)
+        try:
+            report = deblur_photos(settings, progress=bars, log=log)
+        finally:
+            bars.close()
+        failed = print_report(report, settings.write, log)
+    if failed:
+        raise typer.Exit(1)
+
+
+def print_report(report, write: WriteSettings, log) -> bool:
+    """What predict prints of its own run (`deblur.predict.PredictReport`); whether any input failed."""
+    for path in report.written:
+        typer.echo(f"wrote {path}")
+    if report.flattened:
+        log(
+            f"{len(report.flattened)} photo(s) had transparency, which {write.fmt} cannot hold: "
+            "flattened onto white (png, webp and tiff keep it)"
+        )
+    for clip in report.clips:
+        resumed = f" ({clip.resumed_frames} done before)" if clip.resumed_frames else ""
+        speed = f", {clip.frames_per_second:.2f} frames/s" if clip.frames > clip.resumed_frames else ""
+        typer.echo(f"{clip.source.name}: {clip.frames} frames{resumed} in {clip.seconds:.1f} s{speed}")
+        for note in clip.notes:
+            typer.echo(f"  {note}")
+    for _, error in report.failed:
+        typer.secho(f"failed: {user_message(error)}", fg=typer.colors.RED, err=True)
+    if report.skipped:
+        typer.echo(skipped_line(len(report.skipped)))
+    typer.echo(f"{len(report.written)} written, {len(report.failed)} failed; outputs in {Path(write.out).resolve()}")
+    return bool(report.failed)
+
+
+def print_scaled(scaled, out: str) -> bool:
+    """What predict prints of a run on an engine (`deblur.scale.run.ScaleReport`); whether any input failed."""
+    for location in scaled.written:
+        typer.echo(f"wrote {location}")
+    for _, reason in scaled.failed:
+        typer.secho(f"failed: {reason}", fg=typer.colors.RED, err=True)
+    if scaled.failed_list:
+        typer.echo(f"failed inputs listed in {scaled.failed_list}")
+    if scaled.skipped:
+        typer.echo(skipped_line(len(scaled.skipped)))
+    typer.echo(f"{scaled.summary}; outputs in {out if '://' in out else Path(out).resolve()}")
+    return bool(scaled.failed)
+
+
+def skipped_line(count: int) -> str:
+    """The one way both engines say that a finished run's outputs were left as they are."""
+    return f"{count} skipped: they exist; --overwrite redoes them"
 
 
 class ProgressBars:
@@ -58,211 +256,3 @@ class ProgressBars:
     def close(self) -> None:
         if self.images is not None:
             self.images.close()
-
-
-def wrote(location: str | Path, way: str | None) -> str:
-    """A written output's line, with the way `auto` sent it when it chose."""
-    return f"wrote {location}" + (f" ({WAYS[way]})" if way else "")
-
-
-def skipped_line(count: int) -> str:
-    """The one way both engines say that a finished run's outputs were left as they are."""
-    return f"{count} skipped: they exist; --overwrite redoes them"
-
-
-def predict(
-    inputs: Annotated[
-        list[str],
-        typer.Argument(
-            metavar="INPUT",
-            help="Photos, video clips and folders of them (searched recursively); with --engine, also URLs (s3://, "
-            "gs://) of photos and folders of them.",
-        ),
-    ],
-    model: Annotated[str | None, typer.Option(help=MODEL_HELP)] = None,
-    out: Annotated[
-        str,
-        typer.Option(
-            help="Output folder; <name>.<format> per photo, <name>.mp4 (.mkv, .mov kept) per clip. With --engine, "
-            "also a URL (s3://, gs://) for photos."
-        ),
-    ] = "deblurred",
-    fmt: Annotated[
-        WriteFormat,
-        typer.Option(
-            "--format",
-            help="Output format of photos (HEIC and AVIF photos are read, and written as this). 16 bits are kept in "
-            "png and tiff; transparency in png, webp and tiff (flattened onto white in jpg and bmp).",
-        ),
-    ] = "png",
-    quality: Annotated[
-        int, typer.Option(min=1, max=100, help="JPEG and WebP quality of photos (1 to 100).")
-    ] = DEFAULT_QUALITY,
-    strip_metadata: Annotated[
-        bool,
-        typer.Option(
-            "--strip-metadata",
-            help="Leave out the photos' EXIF (camera, date, GPS place) and ICC colour profile, which are otherwise "
-            "kept in png, jpg, webp and tiff.",
-        ),
-    ] = False,
-    keep_extension: Annotated[
-        bool,
-        typer.Option(
-            "--keep-extension",
-            help="Keep each input's extension in its output's name (photo.webp -> photo.webp.png), so that inputs "
-            "differing only by it do not clash.",
-        ),
-    ] = False,
-    codec: Annotated[
-        Codec, typer.Option(help="Video codec of clips: h264 plays everywhere; h265, vp9, av1 are smaller.")
-    ] = Encoding.codec,
-    crf: Annotated[
-        int | None,
-        typer.Option(
-            min=0,
-            max=63,
-            help="Video quality, lower is better: the codec's constant rate factor. Default: visually lossless ("
-            + ", ".join(f"{name} {value}" for name, value in DEFAULT_CRF.items())
-            + ").",
-        ),
-    ] = None,
-    tile: Annotated[
-        int,
-        typer.Option(min=8 * GRID, help=f"Largest tile side, a multiple of {GRID}, for images over a megapixel."),
-    ] = DEFAULT_TILE,
-    overlap: Annotated[
-        int, typer.Option(min=0, help="Pixels shared by neighbouring tiles, blended.")
-    ] = DEFAULT_OVERLAP,
-    ensemble: Annotated[int, typer.Option(help=ENSEMBLE_HELP)] = 1,
-    strength: Annotated[float, typer.Option(min=0.0, max=100 * MAX_STRENGTH, help=STRENGTH_HELP)] = 100
-    * DEFAULT_STRENGTH,
-    side_by_side: Annotated[
-        bool, typer.Option("--side-by-side", help="Also write <name>_side_by_side: blurry | deblurred.")
-    ] = False,
-    overwrite: Annotated[bool, typer.Option("--overwrite", help="Replace existing outputs.")] = False,
-    precision: Annotated[
-        InferencePrecision,
-        typer.Option(help="auto: bfloat16 on CPUs with native support (needs the run's config.yaml), else float32."),
-    ] = "auto",
-    runtime: Annotated[Runtime, typer.Option(help=RUNTIME_HELP)] = DEFAULT_RUNTIME,
-    method: Annotated[Method, typer.Option(help=METHOD_HELP)] = DEFAULT_METHOD,
-    max_pixels: Annotated[
-        int,
-        typer.Option(
-            min=1,
-            help="Refuse larger images and frames, from their header (a decompression-bomb guard for your own files; "
-            "serve's own limit is lower, as strangers send what it holds in memory).",
-        ),
-    ] = DEFAULT_MAX_PIXELS,
-    engine: Annotated[Engine | None, typer.Option(help=ENGINE_HELP)] = None,
-    workers: Annotated[
-        int | None,
-        typer.Option(min=1, help="With --engine: worker processes, each with its model. Default: one a CPU here."),
-    ] = None,
-    worker_cpus: Annotated[
-        int, typer.Option(min=1, help="With --engine: CPUs (threads) for each worker's model.")
-    ] = WORKER_CPUS,
-    address: Annotated[
-        str | None,
-        typer.Option(
-            help="With --engine ray: the Ray cluster to run on (ray://host:10001, or auto). Default: a local Ray."
-        ),
-    ] = None,
-    quiet: QuietNotes = False,
-) -> None:
-    """Deblur photos of any size, and video clips: by default the kernel-aware network over each photo's deconvolution.
-
-    Clips go through the network and keep their size, frame count, timestamps, rotation, audio and subtitles; a run
-    that is stopped goes on from its last finished segment when the same command is run again."""
-    from deblur.predict import PredictOptions, deblur_photos
-
-    options = PredictOptions(
-        fmt,
-        overwrite,
-        side_by_side,
-        max_pixels,
-        Encoding(codec, crf),
-        quality=quality,
-        strip_metadata=strip_metadata,
-        keep_extension=keep_extension,
-    )
-    if engine is None and (workers is not None or address is not None or worker_cpus != WORKER_CPUS):
-        raise SettingError("--workers, --worker-cpus and --address go with --engine", settings=("engine",))
-    if engine is not None:
-        from deblur.scale.run import predict_at_scale
-
-        scaled = predict_at_scale(
-            inputs,
-            out,
-            engine=engine,
-            workers=workers,
-            worker_cpus=worker_cpus,
-            address=address,
-            model=model,
-            precision=precision,
-            tile=tile,
-            overlap=overlap,
-            ensemble=ensemble,
-            strength=percent(strength),
-            runtime=runtime,
-            method=method,
-            options=options,
-            progress=not quiet,
-            log=reporter(quiet),
-        )
-        for location in scaled.written:
-            typer.echo(wrote(location, scaled.ways.get(location)))
-        if scaled.maybe_shaken:
-            reporter(quiet)(Hint(maybe_shaken_hint([source.rsplit("/", 1)[-1] for source in scaled.maybe_shaken])))
-        for _, reason in scaled.failed:
-            typer.secho(f"failed: {reason}", fg=typer.colors.RED, err=True)
-        if scaled.failed_list:
-            typer.echo(f"failed inputs listed in {scaled.failed_list}")
-        if scaled.skipped:
-            typer.echo(skipped_line(len(scaled.skipped)))
-        typer.echo(f"{scaled.summary}; outputs in {out if '://' in out else Path(out).resolve()}")
-        if scaled.failed:
-            raise typer.Exit(1)
-        return
-    bars = ProgressBars(quiet)
-    try:
-        report = deblur_photos(
-            [Path(item) for item in inputs],
-            Path(out),
-            model=model,
-            precision=precision,
-            tile=tile,
-            overlap=overlap,
-            ensemble=ensemble,
-            strength=percent(strength),
-            runtime=runtime,
-            method=method,
-            options=options,
-            progress=bars,
-            log=reporter(quiet),
-        )
-    finally:
-        bars.close()
-    for path in report.written:
-        typer.echo(wrote(path, report.ways.get(path)))
-    if report.maybe_shaken:
-        reporter(quiet)(Hint(maybe_shaken_hint([path.name for path in report.maybe_shaken])))
-    if report.flattened:
-        reporter(quiet)(
-            f"{len(report.flattened)} photo(s) had transparency, which {fmt} cannot hold: flattened onto white "
-            "(png, webp and tiff keep it)"
-        )
-    for clip in report.clips:
-        resumed = f" ({clip.resumed_frames} done before)" if clip.resumed_frames else ""
-        speed = f", {clip.frames_per_second:.2f} frames/s" if clip.frames > clip.resumed_frames else ""
-        typer.echo(f"{clip.source.name}: {clip.frames} frames{resumed} in {clip.seconds:.1f} s{speed}")
-        for note in clip.notes:
-            typer.echo(f"  {note}")
-    for _, error in report.failed:
-        typer.secho(f"failed: {user_message(error)}", fg=typer.colors.RED, err=True)
-    if report.skipped:
-        typer.echo(skipped_line(len(report.skipped)))
-    typer.echo(f"{len(report.written)} written, {len(report.failed)} failed; outputs in {Path(out).resolve()}")
-    if report.failed:
-        raise typer.Exit(1)

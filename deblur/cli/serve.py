@@ -6,11 +6,11 @@ from typing import Annotated
 
 import typer
 
-from deblur.cli.common import MODEL_HELP
+from deblur.cli.common import MODEL_HELP, MethodOption
 from deblur.config import InferencePrecision
 from deblur.runtime import DEFAULT_RUNTIME, RUNTIME_HELP, Runtime
 from deblur.serve.limits import Limits
-from deblur.shake import DEFAULT_METHOD, METHOD_HELP, Method
+from deblur.ways import DEFAULT_METHOD
 
 DEFAULTS = Limits()
 
@@ -23,7 +23,7 @@ def serve(
     port: Annotated[int, typer.Option(min=0, max=65535, help="Port to listen on (0: any free port).")] = 8000,
     precision: Annotated[InferencePrecision, typer.Option(help="As for predict.")] = "auto",
     runtime: Annotated[Runtime, typer.Option(help=RUNTIME_HELP)] = DEFAULT_RUNTIME,
-    method: Annotated[Method, typer.Option(help=METHOD_HELP)] = DEFAULT_METHOD,
+    method: MethodOption = DEFAULT_METHOD,
     queue: Annotated[
         int, typer.Option(min=0, help="Requests that may wait behind the one being deblurred; beyond: 503.")
     ] = DEFAULTS.waiting,

@@ -28,7 +28,7 @@ from deblur.inference import Deblurrer, open_deblurrer
 from deblur.losses import psnr, ssim
 from deblur.paths import choose_model
 from deblur.runtime import DEFAULT_RUNTIME
-from deblur.shake import DEFAULT_METHOD
+from deblur.ways import DEFAULT_METHOD
 
 SPLITS = get_args(EvaluationSplit)
 
@@ -74,7 +74,7 @@ def evaluate(
     """Score the model, the blurry input and (with `baselines`) classical deblurring on every pair; with `align`,
     also at each one's best sub-pixel shift (`deblur.evaluation.align`)."""
     report = EvaluationReport(
-        model_name, data_name, split, deblurrer.precision, deblurrer.ensemble, method=deblurrer.effective_method
+        model_name, data_name, split, deblurrer.precision, deblurrer.ensemble, method=deblurrer.way().name
     )
     for pair in progress_bar(pairs, desc="evaluating", unit="image", disable=not progress):
         blurry, sharp = _read(pair.blurry), _read(pair.sharp)

@@ -7,7 +7,7 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
-from deblur.shake import DEFAULT_METHOD
+from deblur.ways import DEFAULT_METHOD
 
 
 @dataclass
@@ -32,7 +32,7 @@ class EvaluationReport:
     split: str
     precision: str = "float32"  # what the model ran in
     ensemble: int = 1  # mirrored/turned copies averaged per image (deblur.inference.ENSEMBLES)
-    method: str = DEFAULT_METHOD  # what the "model" column ran: the network, the kernel path or auto's choice
+    method: str = DEFAULT_METHOD  # what the "model" column ran: a way of `deblur.ways`
     images: list[ImageResult] = field(default_factory=list)
 
     def methods(self) -> list[str]:

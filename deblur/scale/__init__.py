@@ -14,6 +14,8 @@ from __future__ import annotations
 import os
 from typing import Literal
 
+from deblur.settings import WORKER_CPUS
+
 Engine = Literal["ray"]
 ENGINES: tuple[str, ...] = ("ray",)
 ENGINE_INSTALL = "pip install 'deblur-keras[ray]'"
@@ -21,7 +23,6 @@ ENGINE_HELP = (
     "Run on a distributed engine's worker processes (ray: a local Ray, or the cluster at --address); "
     f"needs {ENGINE_INSTALL}. Without it, this process deblurs the inputs one after another."
 )
-WORKER_CPUS = 1  # each worker's model runs on this many threads; Ray reserves as many CPUs for it
 FAILED_LIST = "deblur-failed.csv"  # the dead-letter list, beside the outputs: file, reason
 
 

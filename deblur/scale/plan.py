@@ -11,8 +11,9 @@ from pathlib import Path
 
 from deblur.errors import DeblurError, SettingError
 from deblur.imageio import READ_SUFFIXES
-from deblur.predict import PredictOptions, input_kind, output_paths
+from deblur.predict import input_kind, output_paths
 from deblur.scale import storage
+from deblur.settings import WriteSettings
 from deblur.video.clips import VIDEO_SUFFIXES, Clip, frame_times, frames_per_segment, probe_clip
 from deblur.video.predict import VideoOptions, clip_job, finished_segments, work_folder
 
@@ -47,14 +48,15 @@ class Plan:
 
 def plan_inputs(
     inputs: list[str],
-    out: str,
-    options: PredictOptions,
+    write: WriteSettings,
+    max_pixels: int,
     identity: Callable[[], dict],
     log: Callable[[str], None] = print,
 ) -> Plan:
-    """The tasks for deblurring `inputs` (files, folders searched recursively, or URLs of either) into `out`,
-    with the output names plain `deblur predict` gives. `identity()` is the Deblurrer's, asked only when there is
-    a clip (it decides whether a clip's finished segments can be used)."""
+    """The tasks for deblurring `inputs` (files, folders searched recursively, or URLs of either) into
+    `write.out`, with the output names plain `deblur predict` gives. `identity()` is the Deblurrer's, asked only
+    when there is a clip (it decides whether a clip's finished segments can be used)."""
+    out = write.out
     plan = Plan()
     local, remote = [], []
     for location in inputs:
@@ -66,7 +68,7 @@ def plan_inputs(
     kinds = [(Path(source), Path(name), input_kind(Path(source))) for source, name in local if Path(source).exists()]
     kinds += [(Path(source), Path(name), "photo") for source, name in remote]  # by suffix: objects are not opened
     targets = output_paths(
-        kinds, Path("." if storage.is_url(out) else out), options.fmt, keep_extension=options.keep_extension
+        kinds, Path("." if storage.is_url(out) else out), write.fmt, keep_extension=write.keep_extension
     )
     sources = [source for source, _ in local if Path(source).exists()] + [source for source, _ in remote]
     given = set(sources)  # a million inputs are a million lookups
@@ -75,8 +77,8 @@ def plan_inputs(
         if target in given:
             raise SettingError(f"{target} would overwrite an input; choose another output folder", settings=("out",))
         if kind == "video":
-            _plan_clip(plan, source, target, out, options, identity, log)
-        elif not options.overwrite and storage.exists(target):
+            _plan_clip(plan, source, target, write, max_pixels, identity, log)
+        elif not write.overwrite and storage.exists(target):
             plan.skipped.append(target)
         else:
             storage.remove_leftovers(target)
@@ -88,20 +90,20 @@ def _plan_clip(
     plan: Plan,
     source: str,
     target: str,
-    out: str,
-    options: PredictOptions,
+    write: WriteSettings,
+    max_pixels: int,
     identity: Callable[[], dict],
     log: Callable[[str], None],
 ) -> None:
-    if storage.is_url(out):
-        plan.failed.append((source, f"{source}: clips are written to a folder the workers share, not to {out}"))
+    if storage.is_url(write.out):
+        plan.failed.append((source, f"{source}: clips are written to a folder the workers share, not to {write.out}"))
         return
-    if not options.overwrite and Path(target).exists():
+    if not write.overwrite and Path(target).exists():
         plan.skipped.append(target)
         return
-    video = VideoOptions(encoding=options.encoding, max_pixels=options.max_pixels)
+    video = VideoOptions(encoding=write.encoding, max_pixels=max_pixels)
     try:
-        clip = probe_clip(Path(source), max_pixels=options.max_pixels)
+        clip = probe_clip(Path(source), max_pixels=max_pixels)
         times = frame_times(clip)
     except DeblurError as err:
         plan.failed.append((source, str(err)))

@@ -20,14 +20,11 @@ from dataclasses import dataclass, field
 
 from deblur.errors import DeblurError, SettingError
 from deblur.inference import open_deblurrer
-from deblur.predict import NothingFoundError, PredictOptions
-from deblur.runtime import DEFAULT_RUNTIME
-from deblur.scale import ENGINES, FAILED_LIST, WORKER_CPUS, default_workers, storage
+from deblur.predict import NothingFoundError
+from deblur.scale import ENGINES, FAILED_LIST, default_workers, storage
 from deblur.scale.plan import PHOTO, plan_inputs
 from deblur.scale.worker import OK, SKIPPED, WorkerSettings
-from deblur.shake import DEFAULT_METHOD
-from deblur.strength import DEFAULT_STRENGTH
-from deblur.tiling import DEFAULT_OVERLAP, DEFAULT_TILE
+from deblur.settings import PredictSettings
 from deblur.video.encode import join_segments
 
 
@@ -40,8 +37,6 @@ class ScaleReport:
     seconds: float = 0.0
     workers: int = 0
     frames: int = 0  # of clips, this run
-    ways: dict[str, str] = field(default_factory=dict)  # under --method auto: each written photo's way
-    maybe_shaken: list[str] = field(default_factory=list)  # inputs auto left to the network, sharp but not by much
 
     @property
     def summary(self) -> str:
@@ -54,69 +49,43 @@ class ScaleReport:
 
 
 def predict_at_scale(
-    inputs: list[str],
-    out: str,
-    *,
-    engine: str = "ray",
-    workers: int | None = None,
-    worker_cpus: int = WORKER_CPUS,
-    address: str | None = None,
-    model: str | None = None,
-    precision: str = "auto",
-    tile: int = DEFAULT_TILE,
-    overlap: int = DEFAULT_OVERLAP,
-    ensemble: int = 1,
-    strength: float = DEFAULT_STRENGTH,
-    runtime: str = DEFAULT_RUNTIME,
-    method: str = DEFAULT_METHOD,
-    options: PredictOptions | None = None,
-    progress: bool = True,
-    log: Callable[[str], None] = print,
+    settings: PredictSettings, progress: bool = True, log: Callable[[str], None] = print
 ) -> ScaleReport:
-    """Deblur every photo and clip in `inputs` (paths or URLs, folders searched recursively) into `out` (a path
-    or URL) on `workers` worker processes of `engine`; see the module's docstring."""
-    if engine not in ENGINES:
-        raise SettingError(f"engine must be one of {', '.join(ENGINES)}; got {engine!r}", settings=("engine",))
-    if worker_cpus < 1 or (workers is not None and workers < 1):
+    """Deblur every photo and clip of `settings.read.inputs` (paths or URLs, folders searched recursively) into
+    `settings.write.out` (a path or URL) on the workers of `settings.run.engine`; see the module's docstring."""
+    run, inputs, out = settings.run, list(settings.read.inputs), settings.write.out
+    if run.engine not in ENGINES:
+        raise SettingError(f"engine must be one of {', '.join(ENGINES)}; got {run.engine!r}", settings=("engine",))
+    if run.worker_cpus < 1 or (run.workers is not None and run.workers < 1):
         raise SettingError("workers and worker CPUs must be at least 1", settings=("workers", "worker_cpus"))
     from deblur.scale.ray_engine import ray_module, run_on_ray
 
     ray_module()  # before any work: without the extra, nothing is listed or probed
-    workers = workers or default_workers(worker_cpus)
-    options = options or PredictOptions()
+    workers = run.workers or default_workers(run.worker_cpus)
     started = time.perf_counter()
-    settings = WorkerSettings(
-        model, precision, tile, overlap, ensemble, strength, runtime, method, worker_cpus, options
-    )
+    worker = WorkerSettings(settings.deblur, settings.write, settings.read.max_pixels, run.worker_cpus)
     central = {}
 
     def identity() -> dict:
         """What makes a clip's frames (the workers' `for_clips`), which its work folder records as plain predict's
         does, so either command resumes the other's segments; loaded only for clips."""
         if "deblurrer" not in central:
-            opened, _ = open_deblurrer(
-                model, precision=precision, tile=tile, overlap=overlap, ensemble=ensemble, strength=strength,
-                runtime=runtime, method=method, log=log,
-            )  # fmt: skip
+            opened, _ = open_deblurrer(settings.deblur, log=log)
             central["deblurrer"], central["note"] = opened.for_clips()
         return central["deblurrer"].identity()
 
-    plan = plan_inputs(inputs, out, options, identity, log)
+    plan = plan_inputs(inputs, settings.write, settings.read.max_pixels, identity, log)
     if not (plan.tasks or plan.skipped or plan.failed):
         raise NothingFoundError(f"no photos or clips in {', '.join(inputs)} (searched all its folders)")
     report = ScaleReport(skipped=plan.skipped, failed=list(plan.failed), workers=workers)
-    log(f"{len(plan.tasks)} tasks for {engine} ({workers} workers), {len(plan.skipped)} outputs already there")
+    log(f"{len(plan.tasks)} tasks for {run.engine} ({workers} workers), {len(plan.skipped)} outputs already there")
     if plan.clips and central.get("note"):
         log(central["note"])  # how clips go under this method, once for them all (plain predict says it per clip)
     segments: dict[str, str] = {}  # a finished segment's file; or the reason it failed, by file
-    for row in run_on_ray(plan.tasks, settings, workers=workers, address=address, progress=progress):
+    for row in run_on_ray(plan.tasks, worker, workers=workers, address=run.address, progress=progress):
         if row["kind"] == PHOTO:
             if row["status"] == OK:
                 report.written.append(row["target"])
-                if row["way"]:
-                    report.ways[row["target"]] = row["way"]
-                if row["maybe_shaken"]:
-                    report.maybe_shaken.append(row["source"])
             elif row["status"] == SKIPPED:
                 report.skipped.append(row["target"])
             else:

@@ -16,9 +16,9 @@ import numpy as np
 from deblur.errors import DeblurError
 from deblur.imageio import decode_photo, encode_photo
 from deblur.inference import check_min_side, open_deblurrer
-from deblur.predict import PredictOptions
 from deblur.scale import storage
 from deblur.scale.plan import PHOTO, Task
+from deblur.settings import DeblurSettings, WriteSettings
 from deblur.video.clips import Clip, frame_times, probe_clip, read_frames
 from deblur.video.predict import VideoOptions, deblur_segment
 
@@ -27,58 +27,40 @@ OK, FAILED, SKIPPED = "ok", "failed", "skipped"
 
 @dataclass(frozen=True)
 class WorkerSettings:
-    """How each worker opens its model (as `deblur.inference.open_deblurrer` takes them) and writes results.
+    """How each worker opens its model (`deblur.inference.open_deblurrer`), on how many threads, and how it reads
+    and writes results.
 
-    `model` is passed as the user gave it: None is the packaged model on every worker's own install, and a path
+    The model is passed as the user gave it: None is the packaged model on every worker's own install, and a path
     must be one every worker can read."""
 
-    model: str | None
-    precision: str
-    tile: int
-    overlap: int
-    ensemble: int
-    strength: float
-    runtime: str
-    method: str
+    deblur: DeblurSettings
+    write: WriteSettings
+    max_pixels: int
     threads: int
-    options: PredictOptions
 
 
 class DeblurWorker:
     """Called by the engine with one task as a row (a dict); returns the row with `status`, `reason`, `frames`
-    (a segment's), `seconds`, `way` (under --method auto, the way a photo went; else "") and `maybe_shaken` (a
-    photo auto left to the network that may still be shaken all over: `deblur.shake.choose.MAYBE_SHAKEN`)."""
+    (a segment's) and `seconds`."""
 
     def __init__(self, settings: WorkerSettings) -> None:
         self.settings = settings
         _limit_threads(settings.threads)
-        self.deblurrer, _ = open_deblurrer(
-            settings.model,
-            precision=settings.precision,
-            tile=settings.tile,
-            overlap=settings.overlap,
-            ensemble=settings.ensemble,
-            strength=settings.strength,
-            runtime=settings.runtime,
-            method=settings.method,
-            threads=settings.threads,
-        )
-        # A clip's frames go the way `deblur predict` sends clips (auto: the network), not a choice per frame.
+        self.deblurrer, _ = open_deblurrer(settings.deblur, threads=settings.threads)
+        # A clip's frames go the way `deblur predict` sends clips (the default: the network).
         self.frames_deblurrer, _ = self.deblurrer.for_clips()
         self.clips: OrderedDict[str, tuple[Clip, list[int] | None]] = OrderedDict()  # the last few clips probed
 
     def __call__(self, row: dict) -> dict:
         task = Task(**{name: row[name] for name in Task.__dataclass_fields__})
         started = time.perf_counter()
-        done = {"status": OK, "reason": "", "frames": 0, "seconds": 0.0, "way": "", "maybe_shaken": False}
-        if not self.settings.options.overwrite and storage.exists(task.target):
+        done = {"status": OK, "reason": "", "frames": 0, "seconds": 0.0}
+        if not self.settings.write.overwrite and storage.exists(task.target):
             # done by an earlier attempt at this task's block (the engine runs a dead worker's block again)
             return {**row, **done, "status": SKIPPED}
         try:
             if task.kind == PHOTO:
                 self.photo(task)
-                done["way"] = self.deblurrer.last_choice or ""
-                done["maybe_shaken"] = self.deblurrer.last_maybe_shaken
             else:
                 done["frames"] = self.segment(task)
         except DeblurError as err:
@@ -89,29 +71,31 @@ class DeblurWorker:
         return {**row, **done, "seconds": time.perf_counter() - started}
 
     def photo(self, task: Task) -> None:
-        options = self.settings.options
-        photo = decode_photo(io.BytesIO(storage.read_bytes(task.source)), task.source, max_pixels=options.max_pixels)
+        write = self.settings.write
+        photo = decode_photo(
+            io.BytesIO(storage.read_bytes(task.source)), task.source, max_pixels=self.settings.max_pixels
+        )
         height, width = photo.rgb.shape[:2]
         check_min_side(width, height, task.source)
         restored = self.deblurrer(photo.rgb)
-        if options.side_by_side:
+        if write.side_by_side:
             base, mark, query = task.target.partition("?")
             stem, dot, suffix = base.rpartition(".")
             pair = np.concatenate([photo.rgb, restored], axis=1)
             target = f"{stem}_side_by_side{dot}{suffix}{mark}{query}"
-            storage.write_bytes(target, encode_photo(pair, photo, options.write))
-        storage.write_bytes(task.target, encode_photo(restored, photo, options.write))
+            storage.write_bytes(target, encode_photo(pair, photo, write.photo))
+        storage.write_bytes(task.target, encode_photo(restored, photo, write.photo))
 
     def segment(self, task: Task) -> int:
         clip, times = self.clip(task.source)
-        video = VideoOptions(encoding=self.settings.options.encoding, max_pixels=self.settings.options.max_pixels)
+        video = VideoOptions(encoding=self.settings.write.encoding, max_pixels=self.settings.max_pixels)
         frames = read_frames(clip, task.first, task.stop, times)
         return deblur_segment(clip, frames, Path(task.target), self.frames_deblurrer, video)
 
     def clip(self, source: str) -> tuple[Clip, list[int] | None]:
         """The clip and its frame timestamps, read once for all of its segments this worker makes."""
         if source not in self.clips:
-            clip = probe_clip(Path(source), max_pixels=self.settings.options.max_pixels)
+            clip = probe_clip(Path(source), max_pixels=self.settings.max_pixels)
             self.clips[source] = (clip, frame_times(clip))
             while len(self.clips) > 4:
                 self.clips.popitem(last=False)

@@ -12,7 +12,7 @@ from typing import Any
 
 import yaml
 
-from deblur.shake import DEFAULT_METHOD
+from deblur.ways import DEFAULT_METHOD
 
 
 def model_info(

@@ -17,8 +17,8 @@ from deblur.files import safe_file_name
 from deblur.imageio import ImageReadError, NotAnImageError
 from deblur.serve.service import DeblurService
 from deblur.serve.work import Busy, ClientGone
-from deblur.shake import Method
 from deblur.strength import DEFAULT_STRENGTH, MAX_STRENGTH
+from deblur.ways import METHODS
 
 log = logging.getLogger("deblur.serve")
 router = APIRouter()
@@ -51,7 +51,7 @@ ERRORS = {
 Ensemble = Literal["1", "2", "4", "8"]
 Format = Literal["png", "jpg", "webp"]
 # What the answer to /v1/deblur says beside the image (`deblur.serve.app` lets allowed origins read them).
-ANSWER_HEADERS = ("X-Deblur-Seconds", "X-Deblur-Way", "X-Deblur-Maybe-Shaken")
+ANSWER_HEADERS = ("X-Deblur-Seconds", "X-Deblur-Way")
 OPTIONS = ("ensemble", "format", "strength", "method")  # as query parameters or as multipart fields beside the photo
 
 
@@ -96,7 +96,7 @@ def form_options(fields: dict[str, str]) -> dict[str, Any]:
         if not 0 <= strength <= 100 * MAX_STRENGTH:
             raise ValueError(f"strength must be a number from 0 to {100 * MAX_STRENGTH:g}; got {fields['strength']!r}")
         options["strength"] = strength
-    if "method" in fields:  # checked in the route, as the query's is: `Deblurrer.check_call_method`, one check
+    if "method" in fields:  # checked in the route, as the query's is: `Deblurrer.way`, one check
         options["method"] = fields["method"]
     return options
 
@@ -133,11 +133,11 @@ async def deblur(
         ),
     ] = 100 * DEFAULT_STRENGTH,
     method: Annotated[
-        Method | None,
+        str | None,
         Query(
             description="How to deblur, as `predict --method`: kernel-aware (the network given the kernel path's "
-            "deconvolution), network, kernel (the camera-shake kernel path) or auto (a choice per photo). Without "
-            "it, the server's `--method`."
+            "deconvolution), network or kernel (the camera-shake kernel path). Without it, the server's `--method`.",
+            json_schema_extra={"enum": list(METHODS)},
         ),
     ] = None,
 ) -> Response:
@@ -172,7 +172,7 @@ async def deblur(
     method = chosen.get("method", method)
     if method is not None:
         try:
-            service.deblurrer.check_call_method(method)  # a server started with --method kernel has no model
+            service.deblurrer.way(method)  # a server started with --method kernel has no model
         except SettingError as err:
             return error(422, str(err))
     try:
@@ -203,8 +203,6 @@ async def deblur(
         "Content-Disposition": content_disposition(f"{safe_file_name(stem)}-deblurred.{fmt}"),
         "X-Deblur-Seconds": f"{result.seconds:.3f}",
         "X-Deblur-Way": result.way,
-        # auto left it to the network as sharp somewhere, but not by much: method=kernel may deblur it far more
-        "X-Deblur-Maybe-Shaken": "true" if result.maybe_shaken else "false",
     }
     return Response(result.body, media_type=result.media_type, headers=headers)
 

@@ -17,7 +17,7 @@ from deblur.errors import SettingError
 from deblur.runtime import DEFAULT_RUNTIME
 from deblur.serve.limits import Limits
 from deblur.serve.service import DeblurService
-from deblur.shake import DEFAULT_METHOD
+from deblur.ways import DEFAULT_METHOD
 
 LOCAL_HOSTS = {"127.0.0.1", "localhost", "::1"}
 
@@ -77,9 +77,7 @@ def serve(
 
     deblurrer, chosen = open_deblurrer(model, precision=precision, runtime=runtime, method=method, log=log)
     # Anyone who reaches the server sees this: the model's name and card, and its path only when asked for.
-    info = model_info(
-        chosen.path, chosen.name, deblurrer.precision, method=deblurrer.effective_method, show_path=show_paths
-    )
+    info = model_info(chosen.path, chosen.name, deblurrer.precision, method=deblurrer.way().name, show_path=show_paths)
     service = DeblurService(deblurrer, info, limits)
     sock = listen(host, port)
     if host not in LOCAL_HOSTS:

@@ -33,10 +33,7 @@ class Deblurred:
     seconds: float  # the deblur itself, decoding and encoding included
     width: int
     height: int
-    way: str  # network or kernel: which way the photo went (under --method auto, a choice per photo)
-    # auto left it to the network as sharp somewhere, but not by much: the kernel path may do more
-    # (`deblur.shake.choose.MAYBE_SHAKEN`)
-    maybe_shaken: bool = False
+    way: str  # which way the photo went (`deblur.ways`)
 
 
 class DeblurService:
@@ -72,14 +69,12 @@ class DeblurService:
         started = time.perf_counter()
         photo = decode_photo(io.BytesIO(data), name, max_pixels=self.limits.max_pixels)
         restored = self.deblurrer(photo.rgb, ensemble=ensemble, strength=strength, method=method)
-        # read at once: the queue runs one photo at a time
-        way, maybe_shaken = self.deblurrer.last_way or "network", self.deblurrer.last_maybe_shaken
         body = encode_photo(restored, photo, fmt)
         height, width = photo.rgb.shape[:2]
         seconds = time.perf_counter() - started
         if width * height >= RATE_SHAPE[0] * RATE_SHAPE[1]:
             self.seconds_per_megapixel = seconds / (width * height / 1e6) / ensemble
-        return Deblurred(body, MEDIA_TYPES[fmt], seconds, width, height, way, maybe_shaken)
+        return Deblurred(body, MEDIA_TYPES[fmt], seconds, width, height, self.deblurrer.way(method).name)
 
     def expected_seconds(self, width: int, height: int, ensemble: int = 1) -> float | None:
         """How long a photo of this size is expected to take, from the measured speed (None before any)."""

@@ -93,15 +93,8 @@ def resize(image: np.ndarray, shape: tuple[int, int]) -> np.ndarray:
     return np.asarray(small.resize((shape[1], shape[0]), Image.BILINEAR), np.float32)
 
 
-def estimate_kernel(
-    blurry: np.ndarray, settings: EstimateSettings = EstimateSettings(), longest: float | None = None
-) -> Estimate:
-    """The camera-shake kernel of an HWC RGB (or HW gray) blurry photo.
-
-    With `longest` (a share of the support), an estimate already longer than that when the coarse-to-fine passes
-    end is returned then, without the final rounds and the refinement, and one longer after the final rounds
-    without the refinement: `auto` would not trust either, and an estimate it does not trust is its slowest way
-    (the network runs after it)."""
+def estimate_kernel(blurry: np.ndarray, settings: EstimateSettings = EstimateSettings()) -> Estimate:
+    """The camera-shake kernel of an HWC RGB (or HW gray) blurry photo."""
     photo = blurry @ LUMA if blurry.ndim == 3 else blurry.astype(np.float32)
     scale = working_scale(photo.shape, settings.working_side)
     gray = downscaled(photo, scale)
@@ -115,14 +108,7 @@ def estimate_kernel(
         observed = wrap_edges(resize(gray, shape), size)
         start = clean(resize(kernel, (size, size)))
         kernel, last = _iterate(observed, start, smoothness, settings.iterations, settings)
-
-    def distrusted(kernel: np.ndarray) -> bool:
-        return longest is not None and _extent(kernel) > longest * support
-
-    if not distrusted(kernel):
-        kernel, _ = _iterate(observed, kernel, last, settings.final_iterations, settings)
-    if distrusted(kernel):
-        return Estimate(_at_scale(kernel, 1 / scale), kernel, scale, support)
+    kernel, _ = _iterate(observed, kernel, last, settings.final_iterations, settings)
     working = kernel
     refined = scale
     for step in refinement_scales(scale, min(1.0, settings.refine_side / max(photo.shape))):

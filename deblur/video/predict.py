@@ -80,7 +80,7 @@ def deblur_clip(
         notes.append(f"{clip.width}x{clip.height} has an odd side: written with 4:4:4 chroma to keep its size")
     if deblurrer.method != "network":
         deblurrer, note = deblurrer.for_clips()
-        notes.append(note)
+        notes += [note] if note else []
     work = work_folder(target)
     per_segment = frames_per_segment(clip, options.segment_seconds)
     job = clip_job(clip, deblurrer.identity(), options, per_segment)

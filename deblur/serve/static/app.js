@@ -12,12 +12,11 @@ async function showModel() {
   try {
     const info = await (await fetch("/v1/model")).json();
     const arch = info.architecture ? `: width ${info.architecture.width}, ${info.architecture.blocks} blocks` : "";
-    // How photos go (`--method`): kernel-aware gives the model the kernel path's deconvolution too; auto sends
-    // each one the way it chooses; kernel runs no model at all.
+    // How photos go (`--method`): kernel-aware gives the model the kernel path's deconvolution too; kernel runs
+    // no model at all.
     const how = {
       "kernel-aware":
         " Each photo's camera shake is estimated and inverted, and the model, given both, keeps the deconvolution where it is right.",
-      auto: " Photos blurred all over by camera shake go by the camera-shake kernel path; the others by the model.",
       kernel: " Photos go by the camera-shake kernel path, not the model.",
     };
     $("#model").textContent = `Model: ${info.description}${arch}, running in ${info.precision}.${how[info.method] ?? ""}`;
@@ -46,12 +45,12 @@ function addPhotos(files) {
   next();
 }
 
-// One card in the line; `method` (as `predict --method`) only when asked for, else the server's.
-function addPhoto(file, { ensemble, format, method = null, label = "" }) {
+// One card in the line.
+function addPhoto(file, { ensemble, format }) {
   const card = $("#photo-template").content.firstElementChild.cloneNode(true);
-  $(".name", card).textContent = file.name + label;
+  $(".name", card).textContent = file.name;
   $("#photos").prepend(card);
-  queue.push({ file, card, ensemble, format, method, video: isVideo(file) });
+  queue.push({ file, card, ensemble, format, video: isVideo(file) });
 }
 
 async function next() {
@@ -103,9 +102,7 @@ async function deblur(item) {
     return;
   }
   const result = URL.createObjectURL(response.response);
-  const served = downloadName(response.getResponseHeader("Content-Disposition"), file.name, format);
-  // A card that asked for a way (the kernel path's second card) must not save over the first card's download.
-  const name = item.method ? served.replace(/(\.[^.]*)?$/, (suffix) => `-${item.method}${suffix}`) : served;
+  const name = downloadName(response.getResponseHeader("Content-Disposition"), file.name, format);
   showResult(
     card,
     URL.createObjectURL(file),
@@ -115,25 +112,14 @@ async function deblur(item) {
     response.getResponseHeader("X-Deblur-Way"),
     file,
   );
-  // auto left it to the network as sharp in part, but not by much: offer the kernel path, as predict's hint does.
-  if (response.getResponseHeader("X-Deblur-Maybe-Shaken") === "true") {
-    const hint = $(".shake-hint", card);
-    hint.hidden = false;
-    $(".try-kernel", hint).onclick = (event) => {
-      event.target.disabled = true;
-      addPhoto(file, { ensemble, format, method: "kernel", label: " (camera-shake kernel path)" });
-      next();
-    };
-  }
 }
 
-function send({ file, card, ensemble, format, method }, estimate) {
+function send({ file, card, ensemble, format }, estimate) {
   return new Promise((resolve) => {
     const request = new XMLHttpRequest();
     const form = new FormData();
     form.append("image", file, file.name);
-    const how = method ? `&method=${method}` : "";
-    request.open("POST", `/v1/deblur?ensemble=${ensemble}&format=${format}${how}`);
+    request.open("POST", `/v1/deblur?ensemble=${ensemble}&format=${format}`);
     request.responseType = "blob";
     let timer = null;
     request.upload.onprogress = (event) => {
@@ -256,13 +242,17 @@ function showVideo(card, beforeUrl, afterUrl, seconds) {
   setState(card, "done", "done", 100);
 }
 
+// The server's name for the download: RFC 6266's UTF-8 `filename*` where it sends one (a name in another script),
+// else its plain `filename`.
 function downloadName(disposition, original, format) {
+  const utf8 = /filename\*=UTF-8''([^;]+)/i.exec(disposition || "");
+  if (utf8) return decodeURIComponent(utf8[1]);
   const match = /filename="([^"]+)"/.exec(disposition || "");
   if (match) return match[1];
   return `${original.replace(/\.[^.]*$/, "")}-deblurred.${format}`;
 }
 
-// The way a photo went, as `deblur predict` names it (deblur.shake.WAYS).
+// The way a photo went (`X-Deblur-Way`: deblur.ways).
 const WAYS = {
   network: "by the network",
   kernel: "by the camera-shake kernel path",

@@ -1,0 +1,95 @@
+"""What `deblur predict` is asked, grouped as its options are: what to read, how to deblur, how to write, how to
+run. The command builds one `PredictSettings` and passes it down; the library reads the group it needs (the server
+and the engine's workers open their model from the same `DeblurSettings`). Light: no TensorFlow, so the command
+checks its options before anything loads. Every default lives here, once.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from deblur.errors import SettingError
+from deblur.imageio import DEFAULT_MAX_PIXELS, DEFAULT_QUALITY, WriteOptions
+from deblur.paths import ModelChoice
+from deblur.runtime import DEFAULT_RUNTIME
+from deblur.strength import DEFAULT_STRENGTH
+from deblur.tiling import DEFAULT_OVERLAP, DEFAULT_TILE
+from deblur.video.encode import Encoding  # light: PyAV loads on use
+from deblur.ways import DEFAULT_METHOD
+
+DEFAULT_OUT = "deblurred"  # the output folder, under the current one
+WORKER_CPUS = 1  # with an engine: each worker's model runs on this many threads; Ray reserves as many CPUs for it
+
+
+@dataclass(frozen=True)
+class ReadSettings:
+    """What to read: photos, clips and folders of them (searched recursively; with an engine, also URLs)."""
+
+    inputs: tuple[str, ...] = ()
+    max_pixels: int = DEFAULT_MAX_PIXELS  # refuse larger images and frames, from their header
+
+
+@dataclass(frozen=True)
+class DeblurSettings:
+    """How to deblur: the model (as `deblur.paths.choose_model` takes it), the way (`deblur.ways`), and how the
+    model runs (`deblur.inference.open_deblurrer`)."""
+
+    model: str | Path | ModelChoice | None = None
+    method: str = DEFAULT_METHOD
+    precision: str = "auto"
+    runtime: str = DEFAULT_RUNTIME
+    tile: int = DEFAULT_TILE
+    overlap: int = DEFAULT_OVERLAP
+    ensemble: int = 1  # mirrored and turned copies averaged (`deblur.tiling.ENSEMBLES`)
+    strength: float = DEFAULT_STRENGTH  # how much of the change to keep (`deblur.strength`)
+
+
+@dataclass(frozen=True)
+class WriteSettings:
+    """How to write: where, in which format, and what is kept of each photo."""
+
+    out: str = DEFAULT_OUT  # a folder; with an engine, also a URL for photos
+    fmt: str = "png"  # photos: one of `deblur.imageio.WRITE_FORMATS`
+    quality: int = DEFAULT_QUALITY  # photos written as JPEG or WebP
+    strip_metadata: bool = False  # photos: leave out EXIF (camera, date, place) and the ICC profile
+    # outputs named with the input's extension too (photo.webp -> photo.webp.png), so inputs that differ only by it
+    # do not clash
+    keep_extension: bool = False
+    side_by_side: bool = False  # photos: also write <name>_side_by_side: blurry | deblurred
+    overwrite: bool = False  # replace existing outputs; otherwise they are skipped and counted
+    encoding: Encoding = field(default_factory=Encoding)  # clips: the video codec and quality
+
+    def __post_init__(self) -> None:
+        self.photo  # checks the format and quality  # noqa: B018
+
+    @property
+    def photo(self) -> WriteOptions:
+        return WriteOptions(self.fmt, self.quality, self.strip_metadata)
+
+
+@dataclass(frozen=True)
+class RunSettings:
+    """How to run: in this process (no engine), or on a distributed engine's workers (`deblur.scale`)."""
+
+    engine: str | None = None
+    workers: int | None = None  # with an engine: worker processes (default: one a CPU here)
+    worker_cpus: int = WORKER_CPUS  # with an engine: CPUs (threads) for each worker's model
+    address: str | None = None  # with engine ray: the cluster (default: a local Ray)
+
+    def __post_init__(self) -> None:
+        if self.engine is None and (self.workers, self.address, self.worker_cpus) != (None, None, WORKER_CPUS):
+            raise SettingError(
+                "workers, worker_cpus and address go with an engine",
+                settings=("workers", "worker_cpus", "address", "engine"),
+            )
+
+
+@dataclass(frozen=True)
+class PredictSettings:
+    """Everything `deblur predict` is asked, in its four groups."""
+
+    read: ReadSettings = field(default_factory=ReadSettings)
+    deblur: DeblurSettings = field(default_factory=DeblurSettings)
+    write: WriteSettings = field(default_factory=WriteSettings)
+    run: RunSettings = field(default_factory=RunSettings)

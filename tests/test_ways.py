@@ -1,0 +1,48 @@
+"""The ways of deblurring: one registry, each way a room behind one interface, and a retired way refused by name."""
+
+from dataclasses import dataclass
+
+import numpy as np
+import pytest
+from helpers import save_model
+
+from deblur import ways
+from deblur.errors import SettingError
+from deblur.inference import load_deblurrer
+
+
+def test_every_way_is_registered_under_its_name_and_the_default_is_one():
+    assert list(ways.WAYS) == list(ways.METHODS) == ["kernel-aware", "network", "kernel"]
+    assert all(way.name == name for name, way in ways.WAYS.items())
+    assert ways.DEFAULT_METHOD in ways.WAYS
+    assert {way.model_channels for way in ways.WAYS.values()} == {6, 3, None}
+
+
+def test_an_unknown_way_is_refused_naming_the_choices_and_a_retired_one_naming_the_default():
+    with pytest.raises(SettingError, match="method must be one of kernel-aware, network, kernel: 'wiener'") as caught:
+        ways.check_method("wiener")
+    assert caught.value.settings == ("method",)
+    with pytest.raises(SettingError, match=r"method auto is .* retired: .*; use the default, kernel-aware"):
+        ways.check_method("auto")
+
+
+def test_a_fourth_way_is_one_class_and_one_registry_entry(tmp_path, monkeypatch):
+    """A way that halves the network's change: nothing but the class and its place in WAYS."""
+
+    @dataclass(frozen=True)
+    class Gentle:
+        name: str = "gentle"
+        model_channels: int | None = 3
+        clips: str = "gentle"
+        clips_note: str = ""
+        summary: str = ", gently"
+
+        def deblur(self, image, model):
+            return (image + model(image)) / 2
+
+    monkeypatch.setitem(ways.WAYS, "gentle", Gentle())
+    deblurrer = load_deblurrer(save_model(tmp_path / "run", zero_init_output=False), method="gentle")
+    image = np.random.default_rng(0).random((48, 64, 3), dtype=np.float32)
+    network = load_deblurrer(deblurrer.model_file)(image)
+    np.testing.assert_allclose(deblurrer(image), (image + network) / 2, atol=1e-6)
+    assert deblurrer.settings == "float32 on tensorflow, gently"
