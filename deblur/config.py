@@ -235,6 +235,11 @@ class TrainConfig:
     warmup_steps: int = 0  # linear warm-up from 0; Adam's first steps are the ones most likely to diverge
     loss: Loss = "l1"
     perceptual_weight: float = 0.0  # > 0 adds a VGG16 conv3_3 feature loss; needs vgg_weights
+    # > 0 (a kernel-aware model, TensorFlow's loop): add this times the pixel loss of the network's gated mix of the
+    # photo and its deconvolution, before the residual, against the sharp photo. The gate then learns directly
+    # where a right deconvolution is to be kept (it is the mix nearest the sharp photo), not only through the
+    # residual beside it, which learned to make up for a timid gate (its bias never left its start).
+    mix_weight: float = 0.0
     vgg_weights: str | None = None  # a local ImageNet VGG16 (include_top=False) weights file
     strategy: Strategy = "auto"
     precision: Precision = "auto"
@@ -267,6 +272,7 @@ class TrainConfig:
         _check_range("train.warmup_steps", self.warmup_steps, 0, 10**9)
         _check_choice("train.loss", self.loss, Loss)
         _check_range("train.perceptual_weight", self.perceptual_weight, 0.0, 1e6)
+        _check_range("train.mix_weight", self.mix_weight, 0.0, 1e6)
         _check_choice("train.strategy", self.strategy, Strategy)
         _check_choice("train.precision", self.precision, Precision)
         _check_positive("train.cpu_replicas", self.cpu_replicas)
@@ -280,6 +286,10 @@ class Config:
     model: ModelConfig = field(default_factory=ModelConfig)
     data: DataConfig = field(default_factory=DataConfig)
     train: TrainConfig = field(default_factory=TrainConfig)
+
+    def __post_init__(self) -> None:
+        if self.train.mix_weight and not self.model.kernel_aware:
+            raise ConfigError("train.mix_weight needs model.kernel_aware: a plain network has no gated mix")
 
 
 # === Loading and saving ===

@@ -105,3 +105,24 @@ def perceptual_loss(features: keras.Model, sharp, restored):
     f_sharp = ops.cast(features(preprocess(sharp)), "float32")
     f_restored = ops.cast(features(preprocess(restored)), "float32")
     return ops.mean(ops.square(f_sharp - f_restored), axis=(1, 2, 3))
+
+
+def step_loss(
+    pixel_loss, *, mix_weight: float = 0.0, features: keras.Model | None = None, perceptual_weight: float = 0.0
+):
+    """What a training step minimizes, per image, in both loops: `pixel_loss` of the output; with the gated mix
+    beside it (`deblur.model.with_mix`: `restored` is then (output, mix)), `mix_weight` times the mix's; with VGG
+    `features`, `perceptual_weight` times the perceptual loss."""
+
+    def loss(sharp, restored):
+        mix = None
+        if isinstance(restored, (list, tuple)):
+            restored, mix = restored
+        per_image = pixel_loss(sharp, restored)
+        if mix is not None:
+            per_image += mix_weight * pixel_loss(sharp, mix)
+        if features is not None:
+            per_image += perceptual_weight * perceptual_loss(features, sharp, restored)
+        return per_image
+
+    return loss

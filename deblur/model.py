@@ -358,6 +358,13 @@ def build_generator(
     return keras.Model(inputs, sharp, name=name)
 
 
+def with_mix(model: keras.Model) -> keras.Model:
+    """The kernel-aware network as `train.mix_weight` trains it: the same layers and weights, giving its output and
+    its gated mix of the photo and the deconvolution (before the residual), both the input's size."""
+    mix = CropToMatch(dtype="float32", name="mix_crop")([model.get_layer("gated_mix").output, model.input])
+    return keras.Model(model.input, [model.output, mix], name=f"{model.name}_with_mix")
+
+
 def is_kernel_aware(model: keras.Model) -> bool:
     """Whether `model` takes the photo and its deconvolution (6 channels) rather than the photo alone."""
     return model.inputs[0].shape[-1] == 6

@@ -58,3 +58,14 @@ def test_pixel_losses(images):
 def test_missing_vgg_weights_is_a_clear_error(tmp_path):
     with pytest.raises(FileNotFoundError, match="VGG16 weights file .*missing.h5 not found"):
         build_vgg_features(tmp_path / "missing.h5")
+
+
+def test_the_step_loss_adds_the_mix_by_its_weight():
+    from deblur.losses import l1_loss, step_loss
+
+    rng = np.random.default_rng(0)
+    sharp, output, mix = (rng.random((2, 8, 8, 3), dtype=np.float32) for _ in range(3))
+    plain = step_loss(l1_loss)(sharp, output)
+    both = step_loss(l1_loss, mix_weight=0.5)(sharp, (output, mix))
+    np.testing.assert_allclose(plain, l1_loss(sharp, output), atol=1e-7)
+    np.testing.assert_allclose(both, l1_loss(sharp, output) + 0.5 * l1_loss(sharp, mix), atol=1e-7)

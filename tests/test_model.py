@@ -232,3 +232,16 @@ def test_a_kernel_aware_network_started_from_a_plain_one_first_gives_what_it_giv
     model.save(tmp_path / "aware.keras")
     loaded = keras.saving.load_model(tmp_path / "aware.keras", safe_mode=True)
     np.testing.assert_allclose(np.asarray(loaded(np.concatenate([photo, photo], -1))), same, atol=1e-6)
+
+
+def test_with_mix_gives_the_output_and_the_gated_mix_at_the_inputs_size():
+    from deblur.model import with_mix
+
+    model = build_generator(width=4, blocks=1, kernel_aware=True, zero_init_output=False)
+    stacked = np.random.default_rng(0).random((1, 30, 42, 6), dtype=np.float32)  # not a multiple of 4: cropped back
+    output, mix = with_mix(model)(stacked)
+    np.testing.assert_allclose(output, model(stacked), atol=1e-6)
+    gate = keras.Model(model.input, model.get_layer("gate").output)(stacked)[:, :30, :42]
+    blurry, deconvolved = stacked[..., :3], stacked[..., 3:]
+    np.testing.assert_allclose(mix, blurry + gate * (deconvolved - blurry), atol=1e-6)
+    assert [v.path for v in with_mix(model).trainable_variables] == [v.path for v in model.trainable_variables]

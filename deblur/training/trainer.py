@@ -24,8 +24,8 @@ from deblur.config import Config
 from deblur.console import progress_bar
 from deblur.data.pipeline import PipelineOptions, train_dataset, val_dataset
 from deblur.errors import SettingError, error_reason
-from deblur.losses import PIXEL_LOSSES, build_vgg_features, perceptual_loss, psnr, ssim
-from deblur.model import build_generator
+from deblur.losses import PIXEL_LOSSES, build_vgg_features, psnr, ssim, step_loss
+from deblur.model import build_generator, with_mix
 from deblur.training.data_plan import Deadline, StepTimer, epoch_line, plan_data
 from deblur.training.errors import TrainingError, TrainingInterrupted
 from deblur.training.optim import build_optimizer, replica_learning_rate
@@ -110,10 +110,10 @@ class Session:
         self.batches = iter(self.strategy.distribute_datasets_from_function(self._dataset))
         self.validation = val_dataset(self.val_pairs, crop=self.data.val_crop, parallel=self.data.parallel)
         self.train_step = make_train_step(
-            self.model,
+            with_mix(self.model) if self.training.mix_weight else self.model,
             self.optimizer,
             self.strategy,
-            self._loss,
+            self.loss,
             self.global_batch,
             jit_compile=self.training.jit_compile,
         )
@@ -151,6 +151,12 @@ class Session:
             wants_vgg = training.perceptual_weight > 0
             self.features = build_vgg_features(training.vgg_weights or "") if wants_vgg else None
         self.pixel_loss = PIXEL_LOSSES[training.loss]
+        self.loss = step_loss(
+            self.pixel_loss,
+            mix_weight=training.mix_weight,
+            features=self.features,
+            perceptual_weight=training.perceptual_weight,
+        )
         model = self.model
 
         @tf.function(reduce_retracing=True, jit_compile=False)
@@ -191,12 +197,6 @@ class Session:
             num_shards=context.num_input_pipelines,
             shard_index=context.input_pipeline_id,
         )
-
-    def _loss(self, sharp, restored):
-        per_image = self.pixel_loss(sharp, restored)
-        if self.features is not None:
-            per_image += self.training.perceptual_weight * perceptual_loss(self.features, sharp, restored)
-        return per_image
 
     # === The phases of a step ===
 

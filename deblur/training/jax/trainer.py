@@ -26,8 +26,8 @@ from deblur.console import progress_bar
 from deblur.data.device_pairs import check_patch_size
 from deblur.data.pairs import problem_listing, split_unreadable
 from deblur.errors import SettingError
-from deblur.losses import PIXEL_LOSSES, build_vgg_features, perceptual_loss
-from deblur.model import build_generator
+from deblur.losses import PIXEL_LOSSES, build_vgg_features, step_loss
+from deblur.model import build_generator, with_mix
 from deblur.training.data_plan import Deadline, StepTimer, epoch_line, plan_data
 from deblur.training.errors import RunFolderError, TrainingError, TrainingInterrupted
 from deblur.training.jax.batches import device_draws, training_batches, validation_images
@@ -174,13 +174,16 @@ class Session:
         self.state = initial_state(self.model, self.optimizer)
 
     def _compile_steps(self) -> None:
-        def loss_fn(sharp, restored):
-            per_image = self.pixel_loss(sharp, restored)
-            if self.features is not None:
-                per_image += self.training.perceptual_weight * perceptual_loss(self.features, sharp, restored)
-            return per_image
-
-        self.train_step = make_train_step(self.model, self.optimizer, loss_fn)
+        training = self.training
+        loss = step_loss(
+            self.pixel_loss,
+            mix_weight=training.mix_weight,
+            features=self.features,
+            perceptual_weight=training.perceptual_weight,
+        )
+        # with train.mix_weight: the same layers and variables, in the same order, giving the gated mix too
+        trained = with_mix(self.model) if training.mix_weight else self.model
+        self.train_step = make_train_step(trained, self.optimizer, loss)
         self.eval_step = make_eval_step(self.model)
         self.pair_maker = None
         if self.data.device_pairs:
