@@ -33,9 +33,11 @@ from deblur.shake.restore import restore
 from deblur.shake.split import growing, split
 
 
-def shaken(length: float, seed: int = 3) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The camera photo (256x256, RGB), its blurred copy by a hand-shake kernel of `length` px, and the kernel."""
-    sharp = skimage.data.camera()[128:384, 128:384].astype(np.float32) / 255
+def shaken(length: float, seed: int = 3, whole: bool = False) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The camera photo (256x256, or `whole` 512x512; RGB), its blurred copy by a hand-shake kernel of `length` px,
+    and the kernel."""
+    photo = skimage.data.camera()
+    sharp = (photo if whole else photo[128:384, 128:384]).astype(np.float32) / 255
     path = shake_trajectory(np.random.default_rng(seed), length)
     middle = complex((path.real.min() + path.real.max()) / 2, (path.imag.min() + path.imag.max()) / 2)
     kernel = trajectory_kernel(path, middle).astype(np.float32)
@@ -250,6 +252,18 @@ def test_a_shake_longer_than_45_working_px_on_a_small_photo_is_found_whole():
     assert EstimateSettings().support / estimate.scale < true_extent <= estimate.support / estimate.scale
     assert abs(Estimate(estimate.kernel, estimate.kernel, 1.0, 0).extent - true_extent) <= 8
     assert psnr(sharp, deconvolve(blurry, estimate.kernel), reach=8) > psnr(sharp, blurry, reach=8) + 2
+
+
+@pytest.mark.parametrize("length, support", [(12, 15), (40, 31)])
+def test_an_estimate_that_fills_half_its_support_is_searched_again_in_the_widest(length, support):
+    """At a 192 px working side with a 15 px support (31 px widest): a 12 px shake is found at 0.375 scale in 5 px
+    and stays; a 40 px one (15 px there) fills the support and is searched again, and found whole."""
+    settings = EstimateSettings(working_side=192, support=15, reach=0)
+    _, blurry, kernel = shaken(length, seed=1, whole=True)
+    estimate = estimate_kernel(blurry, settings)
+    assert estimate.scale == 0.375 and estimate.support == support
+    true_extent = Estimate(kernel, kernel, 1.0, 0).extent * estimate.scale
+    assert abs(estimate.extent - true_extent) <= 3, (estimate.extent, true_extent)
 
 
 def test_refinement_scales_climb_by_sqrt2_to_the_top_and_none_past_it():
