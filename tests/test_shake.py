@@ -33,19 +33,25 @@ from deblur.shake.restore import restore
 from deblur.shake.split import growing, split
 
 
-def shaken(length: float, seed: int = 3, whole: bool = False) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The camera photo (256x256, or `whole` 512x512; RGB), its blurred copy by a hand-shake kernel of `length` px,
-    and the kernel."""
-    photo = skimage.data.camera()
-    sharp = (photo if whole else photo[128:384, 128:384]).astype(np.float32) / 255
+def shaken(length: float, seed: int = 3, photo: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """A photo (uint8, gray or RGB; the camera photo's middle 256x256 unless given) as RGB, its blurred copy by a
+    hand-shake kernel of `length` px, and the kernel."""
+    sharp = (skimage.data.camera()[128:384, 128:384] if photo is None else photo).astype(np.float32) / 255
     path = shake_trajectory(np.random.default_rng(seed), length)
     middle = complex((path.real.min() + path.real.max()) / 2, (path.imag.min() + path.imag.max()) / 2)
     kernel = trajectory_kernel(path, middle).astype(np.float32)
     pad = kernel.shape[0]
-    blurry = fftconvolve(np.pad(sharp, pad, mode="reflect"), kernel, mode="same")[pad:-pad, pad:-pad]
+    channels = sharp[:, :, None] if sharp.ndim == 2 else sharp
+    blurry = np.stack(
+        [
+            fftconvolve(np.pad(channel, pad, mode="reflect"), kernel, mode="same")[pad:-pad, pad:-pad]
+            for channel in channels.transpose(2, 0, 1)
+        ],
+        axis=2,
+    )
     blurry = blurry + np.random.default_rng(seed).normal(0, 0.002, blurry.shape)
-    rgb = lambda image: np.repeat(np.clip(image, 0, 1)[:, :, None], 3, axis=2).astype(np.float32)  # noqa: E731
-    return rgb(sharp), rgb(blurry), kernel
+    rgb = lambda image: np.broadcast_to(np.clip(image, 0, 1), image.shape[:2] + (3,)).astype(np.float32)  # noqa: E731
+    return rgb(channels), rgb(blurry), kernel
 
 
 def psnr(sharp: np.ndarray, image: np.ndarray, border: int = 16, reach: int = 4) -> float:
@@ -233,20 +239,7 @@ def test_the_search_covers_reach_px_of_a_small_photo_up_to_widest_of_its_working
 def test_a_shake_longer_than_45_working_px_on_a_small_photo_is_found_whole():
     """An 81 px shake on a 600 px photo: searched within 45 working px (70 px there) the estimate stopped at 67 px
     and gained +0.4 dB; within 61 (95 px) it is found whole."""
-    sharp = skimage.data.coffee().astype(np.float32) / 255
-    path = shake_trajectory(np.random.default_rng(1), 80)
-    kernel = trajectory_kernel(
-        path, complex(np.ptp(path.real) / 2 + path.real.min(), np.ptp(path.imag) / 2 + path.imag.min())
-    )
-    pad = kernel.shape[0]
-    blurry = np.stack(
-        [
-            fftconvolve(np.pad(channel, pad, mode="reflect"), kernel, mode="same")[pad:-pad, pad:-pad]
-            for channel in sharp.transpose(2, 0, 1)
-        ],
-        axis=2,
-    )
-    blurry = np.clip(blurry + np.random.default_rng(1).normal(0, 0.002, blurry.shape), 0, 1).astype(np.float32)
+    sharp, blurry, kernel = shaken(80, seed=1, photo=skimage.data.coffee())
     true_extent = Estimate(kernel, kernel, 1.0, 0).extent
     estimate = estimate_kernel(blurry)
     assert EstimateSettings().support / estimate.scale < true_extent <= estimate.support / estimate.scale
@@ -259,7 +252,7 @@ def test_an_estimate_that_fills_half_its_support_is_searched_again_in_the_widest
     """At a 192 px working side with a 15 px support (31 px widest): a 12 px shake is found at 0.375 scale in 5 px
     and stays; a 40 px one (15 px there) fills the support and is searched again, and found whole."""
     settings = EstimateSettings(working_side=192, support=15, reach=0)
-    _, blurry, kernel = shaken(length, seed=1, whole=True)
+    _, blurry, kernel = shaken(length, seed=1, photo=skimage.data.camera())
     estimate = estimate_kernel(blurry, settings)
     assert estimate.scale == 0.375 and estimate.support == support
     true_extent = Estimate(kernel, kernel, 1.0, 0).extent * estimate.scale
