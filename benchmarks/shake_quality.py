@@ -253,7 +253,7 @@ def split(
                 row[f"{source} {exponent:g}:{fidelity:g}"] = best(deconvolve(blurry, kernel, fidelity, exponent))
             if aware is not None:
                 stacked = np.concatenate([blurry, deconvolve(blurry, kernel)], axis=2)
-                row[f"{source}, kernel-aware network"] = best(aware._ensemble(stacked, 1, None))
+                row[f"{source}, kernel-aware network"] = best(aware.tiling.ensembled(stacked, 1, aware.run))
         rows.append(row)
         if log:
             with log.open("a") as file:
