@@ -25,12 +25,6 @@ def kind_of(decibels: float) -> str:
     return KINDS[0] if decibels > 1 else KINDS[2] if decibels < -1 else KINDS[1]
 
 
-def read_rgb(path: Path) -> np.ndarray:
-    from PIL import Image
-
-    return np.asarray(Image.open(path).convert("RGB"), np.float32) / 255
-
-
 def gate_of(probe, blurry: np.ndarray, deconvolved: np.ndarray) -> np.ndarray:
     """The gate (HxW in [0, 1]) of `probe` (`gate_probe`) on one photo and its deconvolution."""
     from deblur.tiling import mirrored_out
@@ -55,6 +49,7 @@ def main() -> None:
     args = parser.parse_args()
 
     from deblur.hardware import cpu_name
+    from deblur.imageio import read_photo
     from deblur.inference import open_deblurrer
     from deblur.losses import image_psnr
 
@@ -69,7 +64,7 @@ def main() -> None:
     counts = {kind: np.zeros(len(BINS) - 1) for kind in KINDS}
     means: dict[str, list[float]] = {kind: [] for kind in KINDS}
     for folder, name in pairs[: args.limit]:
-        blurry, sharp, deconvolved = (read_rgb(folder / part / name) for part in ("blur", "sharp", "deconvolved"))
+        blurry, sharp, deconvolved = (read_photo(folder / part / name).rgb for part in ("blur", "sharp", "deconvolved"))
         kind = kind_of(image_psnr(sharp, deconvolved) - image_psnr(sharp, blurry))
         gate = gate_of(probe, blurry, deconvolved)
         counts[kind] += np.histogram(gate, BINS)[0]
