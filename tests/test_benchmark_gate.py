@@ -23,7 +23,6 @@ def test_gate_histogram_by_kind_of_deconvolution(tmp_path, monkeypatch, capsys):
             write_image(tmp_path / "test" / name / part / "000.png", image)
     # An untrained kernel-aware model keeps its starting gate, sigmoid(GATE_START), everywhere.
     model = save_model(tmp_path / "run", kernel_aware=True)
-    monkeypatch.syspath_prepend(str(SCRIPT.parent))
     monkeypatch.setattr(sys, "argv", [str(SCRIPT), str(tmp_path / "test"), "--model", str(model)])
     runpy.run_path(str(SCRIPT), run_name="__main__")
     out = capsys.readouterr().out
