@@ -96,6 +96,10 @@ class SynthConfig:
     linear_share: float = 0.0  # blurred in linear light (all of them with linear_light)
     frames_share: float = 1.0  # with max_frames: made by GOPRO's frames recipe (the others by a continuous exposure)
     sharp_share: float = 0.0  # left sharp (noise and JPEG only): what a sharp photo must come back as
+    # left unmoved but soft: the photo softened first, the sharp one too, as a soft lens, focus just missed or a
+    # video frame is (GOPRO's sharp frames): the blind estimate finds a small blob there, and its deconvolution
+    # sharpens past the photo, which the network must not keep
+    soft_share: float = 0.0
     clipped_share: float = 0.0  # with the brightest lights made brighter than white before the blur, then clipped
     jpeg_share: float = 0.0  # the blurry photo saved as a JPEG of quality 70 to 95 and read back
     # lengths drawn log-uniformly (as many 3-6 px shakes as 30-60 px ones), at most 12% of the photo's long side
@@ -136,9 +140,15 @@ class SynthConfig:
             raise ConfigError("data.synth.path needs data.synth.blur=kernel")
         if self.max_frames and self.blur != "kernel":
             raise ConfigError("data.synth.min_frames and max_frames need data.synth.blur=kernel")
-        for key in ("linear_share", "frames_share", "sharp_share", "clipped_share", "jpeg_share", "estimated_share"):
+        shares = ("linear_share", "frames_share", "sharp_share", "soft_share", "clipped_share", "jpeg_share")
+        for key in (*shares, "estimated_share"):
             setattr(self, key, float(getattr(self, key)))
             _check_range(f"data.synth.{key}", getattr(self, key), 0.0, 1.0)
+        if self.sharp_share + self.soft_share > 1:
+            raise ConfigError(
+                f"data.synth.sharp_share + soft_share is {self.sharp_share + self.soft_share:g}: at most 1 (shares of "
+                "the same pairs)"
+            )
         if self.frames_share < 1 and not self.max_frames:
             raise ConfigError("data.synth.frames_share needs data.synth.max_frames")
         if self.log_length and self.blur != "kernel":
@@ -173,6 +183,8 @@ SYNTH_HELP = {
     "linear_share": "Share of pairs blurred in linear light (all with --linear-light).",
     "frames_share": "With --max-frames: share of pairs made by GOPRO's frames recipe.",
     "sharp_share": "Share of pairs left sharp (noise and JPEG only).",
+    "soft_share": "Share of pairs left unblurred but soft (a Gaussian of 0.6-1.5 px on both photos), as video "
+    "frames are.",
     "clipped_share": "Share of pairs whose brightest lights are clipped, as night lights are.",
     "jpeg_share": "Share of blurry photos saved as JPEG (quality 70-95) and read back.",
     "log_length": "Draw shake lengths log-uniformly, at most 12% of the photo's long side.",
@@ -184,7 +196,7 @@ SYNTH_HELP = {
 
 
 # The recipe keys only `deblur data synth` makes: a device-pairs recipe that sets them is refused, not changed.
-DEVICE_CPU_ONLY = ("varying", "clipped_share", "jpeg_share")
+DEVICE_CPU_ONLY = ("varying", "soft_share", "clipped_share", "jpeg_share")
 
 
 @dataclass

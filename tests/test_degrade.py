@@ -164,6 +164,36 @@ def test_a_pair_left_sharp_differs_from_its_photo_only_by_noise():
     np.testing.assert_array_equal(blurry, sharp)
 
 
+def test_a_pair_left_soft_is_the_softened_photo_on_both_sides():
+    from deblur.data.degrade import degrade_pair
+    from deblur.data.demo import load_photo
+
+    photo = load_photo("astronaut")[:96, :96]
+    target, blurry, kernel = degrade_pair(photo, np.random.default_rng(1), SynthConfig(5, 9, noise=0.0, soft_share=1.0))
+    assert kernel.shape == (1, 1)
+    np.testing.assert_array_equal(blurry, target)  # nothing moved: the deconvolution has nothing to undo
+
+    def detail(image):
+        return np.abs(np.diff(image.astype(float), axis=1)).mean()
+
+    assert detail(target) < 0.8 * detail(photo)  # softer than the photo it was made from, not a copy of it
+
+
+def test_soft_share_is_a_share_of_all_pairs_beside_sharp_share():
+    from deblur.data.degrade import degrade_pair
+
+    photo = (np.random.default_rng(0).random((24, 24, 3)) * 255).astype(np.uint8)
+    recipe = SynthConfig(5, 9, noise=0.0, sharp_share=0.3, soft_share=0.3)
+    kinds = []
+    for seed in range(400):
+        target, _, kernel = degrade_pair(photo, np.random.default_rng(seed), recipe)
+        if kernel is None or kernel.shape != (1, 1):
+            kinds.append("blurred")
+        else:
+            kinds.append("sharp" if (target == photo).all() else "soft")
+    assert abs(kinds.count("soft") / 400 - 0.3) < 0.07 and abs(kinds.count("sharp") / 400 - 0.3) < 0.07
+
+
 def test_clipped_lights_make_the_sharp_photo_brighter_where_it_was_brightest():
     from deblur.data.degrade import degrade_pair
 
@@ -201,5 +231,7 @@ def test_log_length_keeps_kernels_within_the_photo_share():
 def test_new_recipe_keys_are_checked():
     with pytest.raises(ConfigError, match="data.synth.sharp_share"):
         SynthConfig(sharp_share=1.5)
+    with pytest.raises(ConfigError, match="data.synth.sharp_share \\+ soft_share is 1.2"):
+        SynthConfig(sharp_share=0.5, soft_share=0.7)
     with pytest.raises(ConfigError, match="frames_share needs data.synth.max_frames"):
         SynthConfig(frames_share=0.5)

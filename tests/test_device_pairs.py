@@ -46,6 +46,8 @@ def test_a_batch_of_kernel_aware_pairs_is_made_from_sharp_patches():
 def test_the_device_path_refuses_what_only_the_cpu_makes():
     with pytest.raises(ConfigError, match="does not make data.synth.varying, data.synth.jpeg_share"):
         DataConfig(device_pairs=True, synth=SynthConfig(varying=0.5, jpeg_share=0.2))
+    with pytest.raises(ConfigError, match="does not make data.synth.soft_share"):
+        DataConfig(device_pairs=True, synth=SynthConfig(soft_share=0.1))
     with pytest.raises(ConfigError, match="kernel blur only"):
         DataConfig(device_pairs=True, synth=SynthConfig(blur="motion"))
     with pytest.raises(ConfigError, match="data.patch_size must be larger"):

@@ -7,6 +7,7 @@ import io
 
 import numpy as np
 from PIL import Image
+from scipy.ndimage import gaussian_filter
 
 from deblur.config import SynthConfig
 from deblur.data.kernels import GAMMA, apply_blur, blur_mask, random_kernel
@@ -20,12 +21,15 @@ JPEG_QUALITY = (70, 95)  # a camera's or a phone's JPEG, and a shared photo's re
 # streaks stay white.
 CLIPPED_TOP = 0.02
 CLIPPED_GAIN = (2.0, 8.0)
+# A soft photo (`soft_share`): a Gaussian of this std in pixels, drawn per pair: softer than a photo downscaled from
+# a camera's, as soft as a lens or a video frame can be (chosen by eye, not measured).
+SOFT_SIGMA = (0.6, 1.5)
 
 
 def degrade(sharp: np.ndarray, rng: np.random.Generator, synth: SynthConfig) -> tuple[np.ndarray, np.ndarray | None]:
     """Blur an HWC RGB uint8 photo; returns the blurry photo (uint8) and the kernel, or None when the blur has no
     single kernel (motion blur, or a kernel that varies across the photo). For recipes that change the sharp
-    photo too (`clipped_share`), `degrade_pair`."""
+    photo too (`clipped_share`, `soft_share`), `degrade_pair`."""
     _, blurry, kernel = degrade_pair(sharp, rng, synth)
     return blurry, kernel
 
@@ -34,7 +38,8 @@ def degrade_pair(
     sharp: np.ndarray, rng: np.random.Generator, synth: SynthConfig
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
     """(sharp, blurry, kernel) as uint8, uint8 and float32 (or None): the sharp photo differs from the input only
-    where its lights were clipped. A pair left sharp (`sharp_share`) has the 1 x 1 kernel."""
+    where its lights were clipped or it was softened. A pair left sharp (`sharp_share`) or soft (`soft_share`) has the
+    1 x 1 kernel: it is not blurred away from its sharp photo."""
     image = sharp.astype(np.float32) / 255.0
     # Each new draw is made only when its setting asks for it, so older recipes keep their exact pairs for a seed.
     linear = synth.linear_light or bool(synth.linear_share and rng.random() < synth.linear_share)
@@ -43,6 +48,11 @@ def degrade_pair(
         sharp = np.round(np.clip(image, 0, 1) * 255).astype(np.uint8)
     if synth.sharp_share and rng.random() < synth.sharp_share:
         blurred, kernel = np.clip(image, 0, 1), np.ones((1, 1), np.float32)
+    elif synth.soft_share and rng.random() * (1 - synth.sharp_share) < synth.soft_share:
+        # a share of all pairs: drawn among those not left sharp
+        image = _soften(image, rng, linear)
+        sharp = np.round(image * 255).astype(np.uint8)
+        blurred, kernel = image, np.ones((1, 1), np.float32)
     elif synth.blur == "kernel":
         blurred, kernel = _kernel_blur(image, rng, synth, linear)
     else:
@@ -87,6 +97,14 @@ def _kernel_blur(
     if linear:
         blurred = np.power(np.clip(blurred, 0.0, 1.0), 1.0 / GAMMA)
     return np.clip(blurred, 0.0, 1.0), kernel
+
+
+def _soften(image: np.ndarray, rng: np.random.Generator, linear: bool) -> np.ndarray:
+    """The photo through a Gaussian of a `SOFT_SIGMA` std, in linear light where `linear` (as a lens blurs)."""
+    sigma = rng.uniform(*SOFT_SIGMA)
+    light = np.power(np.clip(image, 0, 1), GAMMA) if linear else np.clip(image, 0, 1)
+    soft = gaussian_filter(light, sigma=(sigma, sigma, 0), mode="reflect")
+    return np.clip(np.power(soft, 1 / GAMMA) if linear else soft, 0.0, 1.0)
 
 
 def _clip_lights(image: np.ndarray, rng: np.random.Generator) -> np.ndarray:
