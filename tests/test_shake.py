@@ -171,6 +171,27 @@ def test_the_blind_estimate_finds_the_shake_and_deblurs_by_it():
     assert psnr(sharp, restore(blurry)) > psnr(sharp, blurry) + 3
 
 
+def test_the_last_rounds_fit_the_kernel_to_the_photo_as_the_kernel_path_deconvolves_it(monkeypatch):
+    from deblur.shake import estimate
+
+    sharp, blurry, kernel = shaken(15)
+    gray = sharp[:, :, 0]
+    observed = wrap_edges(blurry[:, :, 0], kernel.shape[0])
+    latent = estimate.deconvolved_latent(observed, kernel, 0.0, EstimateSettings())
+    assert psnr(gray, latent[:256, :256]) > psnr(gray, blurry[:, :, 0]) + 4  # what `deconvolve` gives back
+    seen = []
+    spy = lambda observed, *rest: seen.append(observed.shape) or latent_of(observed, *rest)  # noqa: E731
+    latent_of = estimate.deconvolved_latent
+    monkeypatch.setattr(estimate, "deconvolved_latent", spy)
+    found = estimate_kernel(blurry, EstimateSettings(refit_rounds=3))
+    # at the largest scale (a 256 px photo is not refined: its own size), after every L0 round
+    assert len(seen) == 3 and all(shape[0] >= 256 for shape in seen)
+    assert psnr(sharp, deconvolve(blurry, found.kernel)) > psnr(sharp, blurry) + 6
+    seen.clear()
+    estimate_kernel(blurry, EstimateSettings(refit_rounds=0))
+    assert not seen
+
+
 def test_a_large_photo_is_estimated_downscaled_and_the_kernel_scaled_back():
     _, blurry, _ = shaken(9)
     large = np.kron(blurry, np.ones((3, 3, 1), np.float32))  # 768x768: the same shake, three times as long

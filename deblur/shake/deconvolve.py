@@ -43,7 +43,7 @@ def deconvolve(
     if not 0 < exponent <= 1:
         raise ValueError(f"the gradient prior's exponent must be in (0, 1], not {exponent}")
     height, width = blurry.shape[:2]
-    shrink = _soft if exponent == 1 else _hyper(exponent)
+    shrink = soft_shrink if exponent == 1 else _hyper(exponent)
     betas = list(growing(*BETAS))  # every channel walks the same weights
     transfer = otf(kernel, padded_shape((height, width), kernel.shape[0]), centre_of_mass(kernel))  # every channel's
 
@@ -56,7 +56,7 @@ def deconvolve(
     return np.clip(np.stack(channels, -1), 0, 1)
 
 
-def _soft(gx: np.ndarray, gy: np.ndarray, beta: float) -> tuple[np.ndarray, np.ndarray]:
+def soft_shrink(gx: np.ndarray, gy: np.ndarray, beta: float) -> tuple[np.ndarray, np.ndarray]:
     """The L1 prior's step: each gradient component shrunk towards 0 by 1 / beta."""
     gx -= np.clip(gx, -1 / beta, 1 / beta)
     gy -= np.clip(gy, -1 / beta, 1 / beta)
