@@ -180,8 +180,8 @@ def test_the_last_rounds_fit_the_kernel_to_the_photo_as_the_kernel_path_deconvol
     latent = estimate.deconvolved_latent(observed, kernel, 0.0, EstimateSettings())
     assert psnr(gray, latent[:256, :256]) > psnr(gray, blurry[:, :, 0]) + 4  # what `deconvolve` gives back
     seen = []
-    spy = lambda observed, *rest: seen.append(observed.shape) or latent_of(observed, *rest)  # noqa: E731
     latent_of = estimate.deconvolved_latent
+    spy = lambda observed, *rest: seen.append(observed.shape) or latent_of(observed, *rest)  # noqa: E731
     monkeypatch.setattr(estimate, "deconvolved_latent", spy)
     found = estimate_kernel(blurry, EstimateSettings(refit_rounds=3))
     # at the largest scale (a 256 px photo is not refined: its own size), after every L0 round

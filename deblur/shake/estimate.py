@@ -95,7 +95,7 @@ class EstimateSettings:
 
 
 # (observed, kernel, smoothness, settings) -> the latent photo the kernel is fitted to
-Latent = Callable[[np.ndarray, np.ndarray, float, "EstimateSettings"], np.ndarray]
+Latent = Callable[[np.ndarray, np.ndarray, float, EstimateSettings], np.ndarray]
 
 
 @dataclass(frozen=True)
