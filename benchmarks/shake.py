@@ -9,8 +9,10 @@ side.
    after a warm-up call; each method's ratio to the network's is the figure the issues ask for.
 
     python benchmarks/shake.py [--sizes 1280x720,4000x3000] [--repeats 2] [--shake 0.03]
+        [--methods network,kernel-aware,kernel,kernel:3]
 
-`--shake` is the shake's length as a share of the photo's longer side.
+`--shake` is the shake's length as a share of the photo's longer side. A method written `name:N` tries N
+camera-shake estimates per photo (`--estimates N`).
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ METHODS = ("network", "kernel-aware", "kernel")
 
 
 def measure(method: str, width: int, height: int, repeats: int, shake: float) -> dict:
-    """In this process: seconds for one photo by `method`, and the peak memory."""
+    """In this process: seconds for one photo by `method` (`name` or `name:estimates`), and the peak memory."""
     import numpy as np
     from scipy.signal import fftconvolve
 
@@ -37,7 +39,8 @@ def measure(method: str, width: int, height: int, repeats: int, shake: float) ->
     kernel = trajectory_kernel(shake_trajectory(np.random.default_rng(0), shake * max(width, height)))
     sharp = sample_photo(width, height)
     blurry = np.stack([fftconvolve(sharp[:, :, c], kernel, mode="same") for c in range(3)], -1).astype(np.float32)
-    deblurrer, _ = open_deblurrer(None, method=method, log=lambda _: None)
+    method, _, estimates = method.partition(":")
+    deblurrer, _ = open_deblurrer(None, method=method, estimates=int(estimates or 1), log=lambda _: None)
     if method == "kernel-aware" and not deblurrer.kernel_aware:
         raise SystemExit("this copy of deblur has no kernel-aware network: the default ran as the network")
     deblurrer(blurry)  # warm-up: compiling for the shape

@@ -22,6 +22,7 @@ from deblur.model import MIN_SIDE, is_kernel_aware
 from deblur.paths import ModelChoice, choose_model, first_time
 from deblur.runtime import choose_runtime
 from deblur.settings import DeblurSettings
+from deblur.shake.tries import check_estimates
 from deblur.strength import DEFAULT_STRENGTH, blend, check_strength
 from deblur.tiling import CALL_PIXELS, DEFAULT_OVERLAP, DEFAULT_TILE, Tiling, check_ensemble, mirrored_out
 from deblur.ways import WAYS, Way, check_method, way_of
@@ -57,6 +58,8 @@ class Deblurrer:
     runner: Callable[[np.ndarray], np.ndarray] | None = None  # the model on an NHWC batch (None: Keras' own)
     runtime: str = "tensorflow"  # the runner's name, for the log line and the identity
     method: str = "network"  # the commands open theirs with the default, kernel-aware (`open_deblurrer`)
+    # Camera-shake estimates tried per photo by the ways that estimate one (`deblur.shake.tries`)
+    estimates: int = 1
     # Beside a kernel-aware model: opens the plain network (same settings) that other ways and clips run, once.
     open_network: Callable[[], Deblurrer] | None = field(default=None, compare=False, repr=False)
 
@@ -71,6 +74,7 @@ class Deblurrer:
         check_ensemble(self.ensemble)
         check_strength(self.strength)
         check_method(self.method)
+        check_estimates(self.estimates)
 
     def way(self, method: str | None = None) -> Way:
         """The way `method` (by default this Deblurrer's) runs here; SettingError where it needs a model this runs
@@ -81,6 +85,8 @@ class Deblurrer:
                                settings=("method",))  # fmt: skip
         if way.model_channels == 6 and not self.kernel_aware:
             return WAYS["network"]
+        if way.estimates not in (None, self.estimates):
+            way = replace(way, estimates=self.estimates)
         if way.model_channels == 3 and self.kernel_aware and self.open_network is None:
             raise SettingError(f"method {way.name} needs a plain network, and this runs a kernel-aware model alone",
                                settings=("method",))  # fmt: skip
@@ -93,7 +99,8 @@ class Deblurrer:
         strength = f", strength {100 * self.strength:.0f}%" if self.strength != DEFAULT_STRENGTH else ""
         copies = f", each image averaged over {self.ensemble} mirrored/turned copies" if self.ensemble > 1 else ""
         runs = f"{self.precision} on {self.runtime}{way.summary}{copies}" if way.model_channels else way.summary
-        return runs + strength
+        tries = f", the sharpest of {self.estimates} shake estimates" if (way.estimates or 1) > 1 else ""
+        return runs + tries + strength
 
     def calls(self, height: int, width: int, ensemble: int | None = None) -> int:
         """How many tiles deblurring a `height` x `width` image runs, over all the copies of the ensemble."""
@@ -105,7 +112,8 @@ class Deblurrer:
         model = str(self.model_file.resolve()) if stat else None
         found = {"model": model, "model_bytes": stat and stat.st_size, "model_modified_ns": stat and stat.st_mtime_ns}
         settings = ("precision", "runtime", "tile", "overlap", "call_pixels", "ensemble", "strength", "method")
-        return found | {name: getattr(self, name) for name in settings}
+        tries = {"estimates": self.estimates} if self.estimates > 1 else {}  # work folders from before it stay valid
+        return found | {name: getattr(self, name) for name in settings} | tries
 
     def network(self) -> Deblurrer:
         """This Deblurrer when its model is plain; beside a kernel-aware one, the plain network, opened once."""
@@ -174,6 +182,7 @@ def load_deblurrer(
     strength: float = DEFAULT_STRENGTH,
     runtime: str = "tensorflow",
     method: str = "network",
+    estimates: int = 1,
     threads: int | None = None,
     log: Callable[[str], None] = print,
 ) -> Deblurrer:
@@ -185,13 +194,15 @@ def load_deblurrer(
     `ensemble` > 1 averages that many mirrored/turned copies of each image (TURNS), at that many times the time.
     `method` is the way (`deblur.ways`): "network" (here the default) runs the model alone; "kernel" deblurs by the
     camera-shake kernel path and loads no model; "kernel-aware", the commands' default (`open_deblurrer`), gives
-    the kernel-aware network the photo and its deconvolution. `runtime` "openvino" runs the model in OpenVINO
+    the kernel-aware network the photo and its deconvolution. `estimates` (1 to 3) camera-shake estimates are tried per
+    photo by the ways that estimate one (`deblur.shake.tries`). `runtime` "openvino" runs the model in OpenVINO
     Runtime (`deblur.runtime.openvino`; the first use of a model file converts it, saying so through `log`); there
     "auto" precision is bfloat16 wherever the CPU has it, as OpenVINO needs no config.yaml for it. `threads` limits
     OpenVINO's (TensorFlow's are set for the process, before it starts: `deblur.scale.worker`).
     """
     check_ensemble(ensemble)  # before the slow part
     check_strength(strength)
+    check_estimates(estimates)
     way_of(method)
     if runtime not in ("tensorflow", "openvino", "jax"):
         raise SettingError(f"runtime must be tensorflow, openvino or jax here; got {runtime!r}", settings=("runtime",))
@@ -203,7 +214,15 @@ def load_deblurrer(
         raise ModelLoadError(f"model file {path} not found")
     if way_of(method).model_channels is None:  # the model never runs: not loading it saves seconds and hundreds of MB
         return Deblurrer(
-            None, "float32", tile, overlap, ensemble=ensemble, strength=strength, model_file=path, method=method
+            None,
+            "float32",
+            tile,
+            overlap,
+            ensemble=ensemble,
+            strength=strength,
+            model_file=path,
+            method=method,
+            estimates=estimates,
         )
     import deblur.model  # noqa: F401  registers the custom layers for loading
 
@@ -238,6 +257,7 @@ def load_deblurrer(
             runner=runner,
             runtime=f"OpenVINO {runner.version}",
             method=method,
+            estimates=estimates,
         )
     call_pixels, label = CALL_PIXELS, "tensorflow"
     if runtime == "jax":
@@ -263,6 +283,7 @@ def load_deblurrer(
         model_file=path,
         runtime=label,
         method=method,
+        estimates=estimates,
     )
 
 

@@ -43,6 +43,7 @@ class DeblurSettings:
     overlap: int = DEFAULT_OVERLAP
     ensemble: int = 1  # mirrored and turned copies averaged (`deblur.tiling.ENSEMBLES`)
     strength: float = DEFAULT_STRENGTH  # how much of the change to keep (`deblur.strength`)
+    estimates: int = 1  # camera-shake estimates tried per photo (`deblur.shake.tries`)
 
 
 @dataclass(frozen=True)

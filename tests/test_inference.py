@@ -416,7 +416,7 @@ def test_the_kernel_aware_method_gives_the_model_the_photo_and_its_deconvolution
     aware = save_model(tmp_path / "aware", kernel_aware=True)
     plain = save_model(tmp_path / "plain")
     deconvolved = noise((64, 72, 3), seed=1).astype(np.float32) / 255
-    monkeypatch.setattr(restore, "deconvolved", lambda image: deconvolved)  # the kernel path's part, here fixed
+    monkeypatch.setattr(restore, "deconvolved", lambda image, _: deconvolved)  # the kernel path's part, here fixed
     deblurrer = load_deblurrer(aware, method="kernel-aware")
     assert deblurrer.kernel_aware and deblurrer.way().name == "kernel-aware"
     seen = []
@@ -436,6 +436,28 @@ def test_the_kernel_aware_method_gives_the_model_the_photo_and_its_deconvolution
     assert opened == [1]
     # a plain model asked for kernel-aware runs as the network, and says so in how it runs
     assert load_deblurrer(plain, method="kernel-aware").way().name == "network"
+
+
+def test_estimates_reach_the_ways_that_estimate_the_shake_and_only_those(tmp_path, monkeypatch):
+    import deblur.shake.restore as restore
+    from deblur.shake.estimate import tried
+
+    seen = []
+    monkeypatch.setattr(restore, "restore", lambda image, settings: seen.append(settings) or image)
+    image = noise((64, 72, 3)).astype(np.float32) / 255
+    kernel = load_deblurrer(save_model(tmp_path / "plain"), method="kernel", estimates=3)
+    aware = load_deblurrer(save_model(tmp_path / "aware", kernel_aware=True), method="kernel-aware", estimates=2)
+    kernel(image), aware(image)
+    assert seen == [tried(3), tried(2)]
+    assert kernel.settings.endswith("the sharpest of 3 shake estimates") and "of 2 shake" in aware.settings
+    assert kernel.identity()["estimates"] == 3
+    one = load_deblurrer(kernel.model_file, method="kernel")
+    assert "estimates" not in one.identity() and "shake estimates" not in one.settings  # as before there were more
+    network = load_deblurrer(kernel.model_file, estimates=3)
+    assert network.way().estimates is None and "shake estimates" not in network.settings
+    with pytest.raises(SettingError, match="estimates must be 1 to 3; got 4") as caught:
+        load_deblurrer(kernel.model_file, method="kernel", estimates=4)
+    assert caught.value.settings == ("estimates",)
 
 
 def test_a_kernel_aware_model_alone_refuses_the_network_way(tmp_path):

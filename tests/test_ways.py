@@ -36,6 +36,7 @@ def test_a_fourth_way_is_one_class_and_one_registry_entry(tmp_path, monkeypatch)
         clips: str = "gentle"
         clips_note: str = ""
         summary: str = ", gently"
+        estimates: int | None = None
 
         def deblur(self, image, model):
             return (image + model(image)) / 2

@@ -12,6 +12,7 @@ from deblur.cli.common import (
     ENSEMBLE_HELP,
     MODEL_HELP,
     STRENGTH_HELP,
+    Estimates,
     MethodOption,
     QuietNotes,
     percent,
@@ -149,6 +150,7 @@ def predict(
     precision: Precision = "auto",
     runtime: RuntimeOption = DEFAULT_RUNTIME,
     method: MethodOption = DEFAULT_METHOD,
+    estimates: Estimates = 1,
     max_pixels: MaxPixels = DEFAULT_MAX_PIXELS,
     engine: EngineOption = None,
     workers: Workers = None,
@@ -162,7 +164,7 @@ def predict(
     that is stopped goes on from its last finished segment when the same command is run again."""
     settings = PredictSettings(
         ReadSettings(tuple(inputs), max_pixels),
-        DeblurSettings(model, method, precision, runtime, tile, overlap, ensemble, percent(strength)),
+        DeblurSettings(model, method, precision, runtime, tile, overlap, ensemble, percent(strength), estimates),
         WriteSettings(out, fmt, quality, strip_metadata, keep_extension, side_by_side, overwrite, Encoding(codec, crf)),
         RunSettings(engine, workers, worker_cpus, address),
     )

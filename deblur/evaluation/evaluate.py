@@ -74,7 +74,13 @@ def evaluate(
     """Score the model, the blurry input and (with `baselines`) classical deblurring on every pair; with `align`,
     also at each one's best sub-pixel shift (`deblur.evaluation.align`)."""
     report = EvaluationReport(
-        model_name, data_name, split, deblurrer.precision, deblurrer.ensemble, method=deblurrer.way().name
+        model_name,
+        data_name,
+        split,
+        deblurrer.precision,
+        deblurrer.ensemble,
+        method=deblurrer.way().name,
+        estimates=deblurrer.estimates,
     )
     for pair in progress_bar(pairs, desc="evaluating", unit="image", disable=not progress):
         blurry, sharp = _read(pair.blurry), _read(pair.sharp)
@@ -119,6 +125,7 @@ def evaluate_model(
     runtime: str = DEFAULT_RUNTIME,
     method: str = DEFAULT_METHOD,
     ensemble: int = 1,
+    estimates: int = 1,
     baselines: bool = True,
     align: bool = False,
     out: str | Path | None = None,
@@ -139,7 +146,7 @@ def evaluate_model(
     splits, asked = discover(data)[0], split
     split = resolve_split(splits, split)
     deblurrer, _ = open_deblurrer(
-        chosen, precision=precision, runtime=runtime, method=method, ensemble=ensemble, log=log
+        chosen, precision=precision, runtime=runtime, method=method, ensemble=ensemble, estimates=estimates, log=log
     )
     whole = " (a flat folder has no split of its own: all its pairs)" if asked == "auto" and split == "all" else ""
     log(f"{len(pairs)} {split} pair(s) from {data}{whole}")

@@ -33,6 +33,7 @@ class EvaluationReport:
     precision: str = "float32"  # what the model ran in
     ensemble: int = 1  # mirrored/turned copies averaged per image (deblur.inference.ENSEMBLES)
     method: str = DEFAULT_METHOD  # what the "model" column ran: a way of `deblur.ways`
+    estimates: int = 1  # camera-shake estimates tried per image (`deblur.shake.tries`)
     images: list[ImageResult] = field(default_factory=list)
 
     def methods(self) -> list[str]:
@@ -63,6 +64,7 @@ class EvaluationReport:
             "precision": self.precision,
             "ensemble": self.ensemble,
             "method": self.method,
+            "estimates": self.estimates,
             "methods": self.methods(),
             "mean": {
                 "psnr": self.mean("psnr"),

@@ -11,16 +11,19 @@ long: fewer pixels, and a shorter kernel to find.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, replace
 
 import numpy as np
 from PIL import Image
 from scipy import fft, ndimage
 
-from deblur.shake.deconvolve import BETAS, FIDELITY, soft_shrink
+from deblur.shake.deconvolve import BETAS, FIDELITY, THREADS, soft_shrink
 from deblur.shake.edges import edge_threshold, strong_edges
 from deblur.shake.fourier import gradients, kernel_of, spectrum, wrap_edges
+from deblur.shake.pick import sharpest
 from deblur.shake.split import growing, split
+from deblur.shake.tries import MORE_WEIGHTS, check_estimates
 
 LUMA = np.array([0.299, 0.587, 0.114], np.float32)
 FAINT = 0.1  # of the typical kernel value: where the sparsity weight stops growing (a value at 0 gets 10x)
@@ -92,6 +95,16 @@ class EstimateSettings:
     # kernel / GOPRO's 11, dB: 0 +4.35 / +4.41 / +2.06 / -0.49, 4 +4.79 / +5.28 / +2.25 / -0.30 (1.3x the time at
     # 1280x720; a harness on every 5th: 1 +4.79, 2 +5.07).
     refit_rounds: int = 4
+    # Other L0 weights (`smoothness`) estimated as well, side by side, the one whose deconvolution is sharpest kept
+    # where it beats the first by `pick_margin` (`pick.sharpest`); none by default, for the time (`deblur.shake.tries`).
+    candidates: tuple[float, ...] = ()
+    pick_margin: float = 0.03
+
+
+def tried(estimates: int) -> EstimateSettings:
+    """The default settings with `estimates` L0 weights tried (1: the default's one)."""
+    check_estimates(estimates)
+    return EstimateSettings(candidates=MORE_WEIGHTS[: estimates - 1])
 
 
 # (observed, kernel, smoothness, settings) -> the latent photo the kernel is fitted to
@@ -118,8 +131,20 @@ def resize(image: np.ndarray, shape: tuple[int, int]) -> np.ndarray:
 
 
 def estimate_kernel(blurry: np.ndarray, settings: EstimateSettings = EstimateSettings()) -> Estimate:
-    """The camera-shake kernel of an HWC RGB (or HW gray) blurry photo."""
+    """The camera-shake kernel of an HWC RGB (or HW gray) blurry photo: one estimate per L0 weight (`smoothness`,
+    then `candidates`, side by side on threads), the one whose deconvolution is sharpest kept (`pick.sharpest`)."""
     photo = blurry @ LUMA if blurry.ndim == 3 else blurry.astype(np.float32)
+    weights = (settings.smoothness, *settings.candidates)
+    if len(weights) == 1:
+        return _estimate(photo, settings)
+    with ThreadPoolExecutor(min(len(weights), THREADS)) as pool:
+        estimates = list(pool.map(lambda w: _estimate(photo, replace(settings, smoothness=w)), weights))
+    kernels = [estimate.kernel for estimate in estimates]
+    return estimates[sharpest(photo, kernels, [_extent(kernel) for kernel in kernels], settings.pick_margin)]
+
+
+def _estimate(photo: np.ndarray, settings: EstimateSettings) -> Estimate:
+    """The kernel of a gray photo with one set of settings."""
     scale = working_scale(photo.shape, settings.working_side)
     gray = downscaled(photo, scale)
     room = _odd(min(gray.shape) // 3)

@@ -13,7 +13,7 @@ def restore(blurry: np.ndarray, settings: EstimateSettings | None = None) -> np.
     return deconvolve(blurry, estimate_kernel(blurry, settings or EstimateSettings()).kernel)
 
 
-def deconvolved(blurry: np.ndarray) -> np.ndarray:
-    """The kernel-aware network's second input, the same at training and at inference: `restore` with the
-    default settings."""
-    return restore(blurry)
+def deconvolved(blurry: np.ndarray, settings: EstimateSettings | None = None) -> np.ndarray:
+    """The kernel-aware network's second input: `restore`, with the default settings at training (`--estimates`
+    may try more at inference)."""
+    return restore(blurry, settings)

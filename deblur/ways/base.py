@@ -19,6 +19,7 @@ class Way(Protocol):
     clips: str  # the way a clip's frames go under it (its own name where frame by frame is steady)
     clips_note: str  # said once for a clip when `clips` is another way, or when this way flickers
     summary: str  # how it runs, for predict's and evaluate's log line
+    estimates: int | None  # camera-shake estimates tried per photo (`deblur.shake.tries`); None: it estimates none
 
     def deblur(self, image: np.ndarray, model: ModelRun | None) -> np.ndarray:
         """The deblurred HWC RGB float32 photo in [0, 1] (unclipped) from the blurry one; `model` runs the way's

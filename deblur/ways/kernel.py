@@ -3,14 +3,10 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 import numpy as np
 
 from deblur.ways.base import ModelRun
-
-if TYPE_CHECKING:
-    from deblur.shake.estimate import EstimateSettings
 
 
 @dataclass(frozen=True)
@@ -22,9 +18,10 @@ class KernelPath:
     clips: str = "kernel"
     clips_note: str = "--method kernel estimates each frame's shake on its own: expect flicker; the network is steadier"
     summary: str = "the camera-shake kernel path, not the model"
-    settings: EstimateSettings | None = None  # the estimate's (None: its defaults)
+    estimates: int | None = 1  # camera-shake estimates tried per photo (`deblur.shake.tries`)
 
     def deblur(self, image: np.ndarray, model: ModelRun | None) -> np.ndarray:
-        from deblur.shake.restore import restore  # scipy's FFTs: only when this way runs
+        from deblur.shake.estimate import tried  # scipy's FFTs: only when this way runs
+        from deblur.shake.restore import restore
 
-        return restore(image, self.settings)
+        return restore(image, tried(self.estimates))

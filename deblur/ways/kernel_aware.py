@@ -21,8 +21,10 @@ class KernelAware:
         "flicker)"
     )
     summary: str = ", given the kernel path's deconvolution"
+    estimates: int | None = 1  # camera-shake estimates tried per photo (`deblur.shake.tries`)
 
     def deblur(self, image: np.ndarray, model: ModelRun | None) -> np.ndarray:
-        from deblur.shake.restore import deconvolved  # scipy's FFTs: only when this way runs
+        from deblur.shake.estimate import tried  # scipy's FFTs: only when this way runs
+        from deblur.shake.restore import deconvolved
 
-        return model(np.concatenate([image, deconvolved(image)], axis=2))
+        return model(np.concatenate([image, deconvolved(image, tried(self.estimates))], axis=2))

@@ -16,6 +16,7 @@ class Network:
     clips: str = "network"
     clips_note: str = ""
     summary: str = ""
+    estimates: int | None = None  # it estimates no camera shake
 
     def deblur(self, image: np.ndarray, model: ModelRun | None) -> np.ndarray:
         return model(image)

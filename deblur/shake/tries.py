@@ -1,0 +1,22 @@
+"""How many camera-shake estimates to try per photo (`--estimates`): the choice, kept apart from the estimate's module
+so that checking it imports no scipy."""
+
+from __future__ import annotations
+
+from deblur.errors import SettingError
+
+# The weights `--estimates` adds, in turn. The estimate sometimes collapses to a blob at the working scale (8 of the 13
+# failures on Lai et al.'s 75 px kernel), and which L0 weight escapes it differs from photo to photo. `--method kernel`,
+# Lai's 100 / every 5th / the 75 px kernel / GOPRO's 11, dB: the first alone +4.79 / +5.28 / +2.25 / -0.30; 0.001 alone
+# +4.52 / +5.18 / +2.18 / -0.32, 0.004 alone +4.42 / +5.04 / +2.16 / -0.50; the three, picked with a margin of 1% +5.15
+# / +5.60 / +2.85 / -0.36, 2% +5.12 / +5.55 / +2.81 / -0.30, 3% +5.08 / +5.55 / +2.82 / -0.30 (15 of Lai's switched, 14
+# better, 1 worse; none of GOPRO's); the first two at 3% +5.00 / +5.55 / +2.63 / -0.30. Three take 2.49x `--method
+# kernel`'s time at 1280x720 on 2 cores, the default 1.55x (deblur/weights/MODEL_CARD.md).
+MORE_WEIGHTS = (0.001, 0.004)
+MOST_ESTIMATES = 1 + len(MORE_WEIGHTS)
+
+
+def check_estimates(estimates: int) -> None:
+    """Refuse a number of estimates that is not 1 to `MOST_ESTIMATES` (SettingError naming the setting)."""
+    if isinstance(estimates, bool) or not isinstance(estimates, int) or not 1 <= estimates <= MOST_ESTIMATES:
+        raise SettingError(f"estimates must be 1 to {MOST_ESTIMATES}; got {estimates!r}", settings=("estimates",))
