@@ -102,3 +102,22 @@ def test_predict_tries_the_estimates_asked_for_and_refuses_too_many(tmp_path):
     result = CliRunner().invoke(app, [*args, "--estimates", str(MOST_ESTIMATES + 1), "--out", str(tmp_path / "bad")])
     assert result.exit_code == 2 and "--estimates" in result.output
     assert not (tmp_path / "bad").exists()
+
+
+def test_serve_opens_its_deblurrer_with_the_estimates_asked_for(monkeypatch):
+    from typer.testing import CliRunner
+
+    import deblur.inference
+    from deblur.cli import app
+
+    opened = []
+
+    def refuse(*args, **options):
+        opened.append(options)
+        raise SystemExit(3)  # stop before the server listens
+
+    monkeypatch.setattr(deblur.inference, "open_deblurrer", refuse)
+    result = CliRunner().invoke(app, ["serve", "--method", "kernel", "--estimates", "3", "--port", "0"])
+    assert result.exit_code == 3 and opened[0]["estimates"] == 3 and opened[0]["method"] == "kernel"
+    result = CliRunner().invoke(app, ["serve", "--estimates", "0"])
+    assert result.exit_code == 2 and "--estimates" in result.output

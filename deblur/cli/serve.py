@@ -6,7 +6,7 @@ from typing import Annotated
 
 import typer
 
-from deblur.cli.common import MODEL_HELP, MethodOption
+from deblur.cli.common import MODEL_HELP, Estimates, MethodOption
 from deblur.config import InferencePrecision
 from deblur.runtime import DEFAULT_RUNTIME, RUNTIME_HELP, Runtime
 from deblur.serve.limits import Limits
@@ -24,6 +24,7 @@ def serve(
     precision: Annotated[InferencePrecision, typer.Option(help="As for predict.")] = "auto",
     runtime: Annotated[Runtime, typer.Option(help=RUNTIME_HELP)] = DEFAULT_RUNTIME,
     method: MethodOption = DEFAULT_METHOD,
+    estimates: Estimates = 1,
     queue: Annotated[
         int, typer.Option(min=0, help="Requests that may wait behind the one being deblurred; beyond: 503.")
     ] = DEFAULTS.waiting,
@@ -83,6 +84,7 @@ def serve(
         precision=precision,
         runtime=runtime,
         method=method,
+        estimates=estimates,
         limits=limits,
         cors_origins=origins,
         allowed_hosts=tuple(allow_host or ()),

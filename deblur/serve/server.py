@@ -62,6 +62,7 @@ def serve(
     precision: str = "auto",
     runtime: str = DEFAULT_RUNTIME,
     method: str = DEFAULT_METHOD,
+    estimates: int = 1,
     limits: Limits | None = None,
     cors_origins: tuple[str, ...] = (),
     allowed_hosts: tuple[str, ...] = (),
@@ -75,7 +76,9 @@ def serve(
     from deblur.serve.app import create_app
     from deblur.serve.card import model_info
 
-    deblurrer, chosen = open_deblurrer(model, precision=precision, runtime=runtime, method=method, log=log)
+    deblurrer, chosen = open_deblurrer(
+        model, precision=precision, runtime=runtime, method=method, estimates=estimates, log=log
+    )
     # Anyone who reaches the server sees this: the model's name and card, and its path only when asked for.
     info = model_info(chosen.path, chosen.name, deblurrer.precision, method=deblurrer.way().name, show_path=show_paths)
     service = DeblurService(deblurrer, info, limits)
