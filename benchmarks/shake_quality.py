@@ -253,7 +253,7 @@ def split(
                 row[f"{source} {exponent:g}:{fidelity:g}"] = best(deconvolve(blurry, kernel, fidelity, exponent))
             if aware is not None:
                 stacked = np.concatenate([blurry, deconvolve(blurry, kernel)], axis=2)
-                row[f"{source}, kernel-aware network"] = best(aware.tiling.ensembled(stacked, 1, aware.run))
+                row[f"{source}, kernel-aware network"] = best(aware.tiling.ensembled(stacked, 1, aware.run)[:, :, :3])
         rows.append(row)
         if log:
             with log.open("a") as file:

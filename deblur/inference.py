@@ -18,7 +18,7 @@ from deblur.config import InferencePrecision
 from deblur.console import Hint
 from deblur.errors import DeblurError, SettingError
 from deblur.imageio import ImageReadError, read_photo, write_photo
-from deblur.model import MIN_SIDE, is_kernel_aware
+from deblur.model import MIN_SIDE, is_kernel_aware, with_gate
 from deblur.paths import ModelChoice, choose_model, first_time
 from deblur.runtime import choose_runtime
 from deblur.settings import DeblurSettings
@@ -65,6 +65,8 @@ class Deblurrer:
 
     def __post_init__(self) -> None:
         self.kernel_aware = self.model is not None and is_kernel_aware(self.model)
+        if self.kernel_aware and self.runner is None:
+            self.model = with_gate(self.model)  # its gate beside its output: the kernel-aware way reads it
         self._network: Deblurrer | None = None
         # A compiled predict function: several times less memory than calling the model op by op, and faster.
         if self.model is not None and self.runner is None:
@@ -245,7 +247,8 @@ def load_deblurrer(
 
         if precision == "auto":
             precision = "bfloat16" if hardware.native_bfloat16_inference() else "float32"
-        runner = OpenVinoRunner(cached_ir(model, path, log), precision, threads)
+        converted = with_gate(model) if is_kernel_aware(model) else model  # as a Deblurrer runs it in Keras
+        runner = OpenVinoRunner(cached_ir(converted, path, log), precision, threads)
         return Deblurrer(
             model,
             precision,

@@ -365,6 +365,17 @@ def with_mix(model: keras.Model) -> keras.Model:
     return keras.Model(model.input, [model.output, mix], name=f"{model.name}_with_mix")
 
 
+def with_gate(model: keras.Model) -> keras.Model:
+    """The kernel-aware network as the default runs it: the same layers and weights, its output with its gate (the
+    share of the deconvolution kept, `build_generator`) as a fourth channel, the input's size. A model that already
+    gives it comes back as it is."""
+    if model.outputs[0].shape[-1] == 4:
+        return model
+    gate = CropToMatch(dtype="float32", name="gate_crop")([model.get_layer("gate").output, model.input])
+    both = layers.Concatenate(dtype="float32", name="output_and_gate")([model.output, gate])
+    return keras.Model(model.input, both, name=f"{model.name}_with_gate")
+
+
 def is_kernel_aware(model: keras.Model) -> bool:
     """Whether `model` takes the photo and its deconvolution (6 channels) rather than the photo alone."""
     return model.inputs[0].shape[-1] == 6

@@ -100,7 +100,7 @@ def mirrored_out(batch: np.ndarray) -> tuple[np.ndarray, tuple[slice, ...]]:
     return batch, (slice(None), slice(top, top + height), slice(left, left + width))
 
 
-# A model on an NHWC batch, as its runtime runs it: NHWC RGB out.
+# A model on an NHWC batch, as its runtime runs it: NHWC RGB out (the kernel-aware network's gate as a fourth channel).
 BatchRun = Callable[[np.ndarray], np.ndarray]
 
 
@@ -143,13 +143,17 @@ class Tiling:
     def ensembled(
         self, image: np.ndarray, copies: int, run: BatchRun, on_tiles: Callable[[int], None] | None = None
     ) -> np.ndarray:
-        """The model's result on `image` (any channels; 3 out), averaged over `copies` mirrored and turned copies."""
+        """The model's result on `image` (any channels in and out), averaged over `copies` mirrored and turned
+        copies."""
         if copies == 1:
             return self.restored(image, run, on_tiles)
-        total = np.zeros(image.shape[:2] + (3,), np.float32)
+        total = None
         for copy in TURNS[:copies]:
-            restored = self.restored(np.ascontiguousarray(turn(image, copy)), run, on_tiles)
-            total += unturn(restored, copy)
+            restored = unturn(self.restored(np.ascontiguousarray(turn(image, copy)), run, on_tiles), copy)
+            if total is None:
+                total = restored.astype(np.float32)  # a copy: the sum goes into it
+            else:
+                total += restored
         total /= copies
         return total
 
@@ -165,13 +169,15 @@ class Tiling:
             return result
         tile_h, tile_w = tiles[0][2], tiles[0][3]
         weight = np.outer(ramp(tile_h, self.overlap), ramp(tile_w, self.overlap))[:, :, None]
-        total = np.zeros((height, width, 3), np.float32)
+        total = None  # as many channels as the model gives (the kernel-aware network's gate beside its output)
         weights = np.zeros((height, width, 1), dtype=np.float32)
         per_call = max(1, self.call_pixels // (tile_h * tile_w))
         for first in range(0, len(tiles), per_call):
             chunk = tiles[first : first + per_call]
             batch = np.stack([mirror_to(image[t : t + tile_h, x : x + tile_w], tile_h, tile_w) for t, x, _, _ in chunk])
             restored = np.asarray(run(batch))
+            if total is None:
+                total = np.zeros((height, width, restored.shape[-1]), np.float32)
             for (top, left, _, _), piece in zip(chunk, restored, strict=True):
                 # Edge tiles reach past the image by up to GRID - 1 mirrored pixels: keep only the image part.
                 h, w = min(tile_h, height - top), min(tile_w, width - left)

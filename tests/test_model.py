@@ -245,3 +245,16 @@ def test_with_mix_gives_the_output_and_the_gated_mix_at_the_inputs_size():
     blurry, deconvolved = stacked[..., :3], stacked[..., 3:]
     np.testing.assert_allclose(mix, blurry + gate * (deconvolved - blurry), atol=1e-6)
     assert [v.path for v in with_mix(model).trainable_variables] == [v.path for v in model.trainable_variables]
+
+
+def test_with_gate_gives_the_output_and_the_gate_as_a_fourth_channel_once():
+    from deblur.model import with_gate
+
+    model = build_generator(width=4, blocks=1, kernel_aware=True, zero_init_output=False)
+    stacked = np.random.default_rng(0).random((1, 30, 42, 6), dtype=np.float32)  # not a multiple of 4: cropped back
+    both = np.asarray(with_gate(model)(stacked))
+    assert both.shape == (1, 30, 42, 4)
+    np.testing.assert_allclose(both[..., :3], model(stacked), atol=1e-6)
+    gate = keras.Model(model.input, model.get_layer("gate").output)(stacked)[:, :30, :42]
+    np.testing.assert_allclose(both[..., 3:], gate, atol=1e-6)
+    assert with_gate(with_gate(model)).outputs[0].shape[-1] == 4

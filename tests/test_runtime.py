@@ -63,6 +63,22 @@ def test_openvino_float32_matches_tensorflow_through_tiles_ensemble_and_strength
     assert not np.allclose(result, picture, atol=1e-3)  # the model did something: the comparison means something
 
 
+@pytest.mark.parametrize("options", [{}, {"tile": 128, "overlap": 48, "call_pixels": 1}, {"ensemble": 8}])
+def test_a_kernel_aware_model_gives_its_gate_on_openvino_as_on_tensorflow(tmp_path, options):
+    aware = save_model(tmp_path / "aware", kernel_aware=True, zero_init_output=False, width=6, norm="instance")
+    tensorflow = load_deblurrer(aware, precision="float32", method="kernel-aware")
+    openvino = load_deblurrer(aware, precision="float32", runtime="openvino", method="kernel-aware", log=print)
+    stacked = np.concatenate([image(), image(seed=2)], axis=2)
+    expected, result = (
+        Deblurrer(d.model, **options, runner=d.runner).tiling.ensembled(stacked, options.get("ensemble", 1), d.run)
+        for d in (tensorflow, openvino)
+    )
+    assert expected.shape == result.shape == (200, 180, 4)  # the output, and the gate beside it
+    gate = expected[..., 3]
+    assert gate.min() >= 0 and gate.max() <= 1 and gate.std() > 0.01  # a gate that varies: the test means something
+    np.testing.assert_allclose(result, expected, atol=2e-4)
+
+
 def test_openvino_runs_a_clip_batch_as_tensorflow_does(model):
     frames = [image(64, 96, seed) for seed in range(3)]
     tensorflow = Deblurrer(load_deblurrer(model).model, call_pixels=3 * 64 * 96)

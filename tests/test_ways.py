@@ -9,6 +9,7 @@ from helpers import save_model
 from deblur import ways
 from deblur.errors import SettingError
 from deblur.inference import load_deblurrer
+from deblur.ways.kernel_aware import LIGHT, SHUT
 
 
 def test_every_way_is_registered_under_its_name_and_the_default_is_one():
@@ -47,3 +48,28 @@ def test_a_fourth_way_is_one_class_and_one_registry_entry(tmp_path, monkeypatch)
     network = load_deblurrer(deblurrer.model_file)(image)
     np.testing.assert_allclose(deblurrer(image), (image + network) / 2, atol=1e-6)
     assert deblurrer.settings == "float32 on tensorflow, gently"
+
+
+@pytest.mark.parametrize(
+    ("gate", "change", "calls"),
+    [(0.5, 0.01, 1), (SHUT - 0.01, 0.01, 2), (SHUT - 0.01, 0.5, 1)],  # 0.01 apart: 40 dB; 0.5: 6 dB (< LIGHT)
+)
+def test_the_kernel_aware_way_runs_again_on_the_photo_alone_where_a_light_deconvolution_is_kept_little(
+    monkeypatch, gate, change, calls
+):
+    import deblur.shake.restore as restore
+
+    image = np.random.default_rng(0).uniform(0.2, 0.8, (40, 56, 3)).astype(np.float32)
+    deconvolved = image + change * np.random.default_rng(1).choice([-1, 1], image.shape).astype(np.float32)
+    assert (10 * np.log10(1 / np.mean((deconvolved - image) ** 2)) > LIGHT) == (change == 0.01)
+    monkeypatch.setattr(restore, "deconvolved", lambda photo, settings: deconvolved)
+    seen = []
+
+    def model(stacked):  # the network's result (here its input's last three channels) and its gate, everywhere
+        seen.append(stacked)
+        return np.concatenate([stacked[:, :, 3:], np.full((40, 56, 1), gate, np.float32)], axis=2)
+
+    restored = ways.WAYS["kernel-aware"].deblur(image, model)
+    assert len(seen) == calls and restored.shape == image.shape
+    np.testing.assert_array_equal(seen[0][:, :, 3:], deconvolved)
+    np.testing.assert_array_equal(restored, deconvolved if calls == 1 else image)  # the photo in its place

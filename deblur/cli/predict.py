@@ -242,8 +242,14 @@ class ProgressBars:
 
     def image(self, name: str, calls: int):
         # A model call is one tile of one copy: with --ensemble 4, a photo of 2 tiles makes 8 calls.
-        self.calls = progress_bar(total=calls, desc=name, unit="model call", leave=False, disable=self.quiet)
-        return self.calls.update
+        self.calls = bar = progress_bar(total=calls, desc=name, unit="model call", leave=False, disable=self.quiet)
+
+        def update(done: int) -> None:
+            if bar.n + done > bar.total:  # the default ran the photo again (`ways.kernel_aware.set_aside`)
+                bar.total += calls
+            bar.update(done)
+
+        return update
 
     def clip(self, name: str, frames: int | None, done: int):
         self.calls = progress_bar(total=frames, initial=done, desc=name, unit="frame", leave=False, disable=self.quiet)

@@ -23,7 +23,7 @@ from deblur.files import atomic_dir
 from deblur.paths import data_home
 from deblur.runtime import OPENVINO_INSTALL
 
-IR_VERSION = 2  # bump when write_ir writes a different IR, so that cached conversions are made again
+IR_VERSION = 3  # bump when write_ir writes a different IR, so that cached conversions are made again (3: the gate)
 COMPILED_SHAPES = 2  # each compiled shape holds its own activation buffers: hundreds of MB at 1080p
 # OpenVINO's INFERENCE_PRECISION_HINT for deblur's precision names.
 HINTS = {"float32": "f32", "bfloat16": "bf16"}
@@ -51,9 +51,10 @@ def write_ir(model: keras.Model, path: Path) -> Path:
     with tempfile.TemporaryDirectory(prefix=".deblur-openvino-", dir=path.parent) as folder:
         model.export(str(Path(folder) / "keras.xml"), format="openvino", verbose=False)
         full = ov.Core().read_model(str(Path(folder) / "keras.xml"))
-        images = [out for out in full.outputs if _is_rgb(out.get_partial_shape())]
-        if len(images) != 1:
-            raise ValueError(f"expected one RGB output in the converted model, found {len(images)}")
+        channels = model.outputs[0].shape[-1]  # 3, or 4: the kernel-aware network's gate beside its output
+        images = [out for out in full.outputs if _is_image(out.get_partial_shape(), channels)]
+        if not images:
+            raise ValueError(f"expected an output of {channels} channels in the converted model, found none")
         pruned = ov.Model([images[0]], full.get_parameters(), model.name)
         ov.save_model(pruned, str(Path(folder) / "model.xml"), compress_to_fp16=False)
         os.replace(Path(folder) / "model.bin", path.with_suffix(".bin"))
@@ -66,9 +67,11 @@ def _channels(output) -> int | None:
     return last.get_length() if last.is_static else None
 
 
-def _is_rgb(shape) -> bool:
-    """NHWC with 3 channels: the image, not one of the extra outputs (128-channel activations, scalars)."""
-    return shape.rank.is_static and shape.rank.get_length() == 4 and shape[3].is_static and shape[3].get_length() == 3
+def _is_image(shape, channels: int) -> bool:
+    """NHWC with `channels` channels: the image, not one of the extra outputs (activations, scalars). Keras writes
+    the model's own output first, where a narrow test network's activations have as many channels."""
+    rank = shape.rank
+    return rank.is_static and rank.get_length() == 4 and shape[3].is_static and shape[3].get_length() == channels
 
 
 def model_key(model_file: Path) -> str:

@@ -8,7 +8,8 @@ from typing import Protocol
 import numpy as np
 
 # The model's result on an HWC float32 image of its input channels (3, or 6 for the kernel-aware network), tiled
-# and averaged over the ensemble's copies by the Deblurrer: HWC RGB float32.
+# and averaged over the ensemble's copies by the Deblurrer: HWC RGB float32, the kernel-aware network's gate as a
+# fourth channel (`deblur.model.with_gate`).
 ModelRun = Callable[[np.ndarray], np.ndarray]
 
 
