@@ -52,7 +52,7 @@ def write_ir(model: keras.Model, path: Path) -> Path:
         model.export(str(Path(folder) / "keras.xml"), format="openvino", verbose=False)
         full = ov.Core().read_model(str(Path(folder) / "keras.xml"))
         channels = model.outputs[0].shape[-1]  # 3, or 4: the kernel-aware network's gate beside its output
-        images = [out for out in full.outputs if _is_image(out.get_partial_shape(), channels)]
+        images = [out for out in full.outputs if _is_image(out, channels)]
         if not images:
             raise ValueError(f"expected an output of {channels} channels in the converted model, found none")
         pruned = ov.Model([images[0]], full.get_parameters(), model.name)
@@ -67,11 +67,11 @@ def _channels(output) -> int | None:
     return last.get_length() if last.is_static else None
 
 
-def _is_image(shape, channels: int) -> bool:
+def _is_image(output, channels: int) -> bool:
     """NHWC with `channels` channels: the image, not one of the extra outputs (activations, scalars). Keras writes
     the model's own output first, where a narrow test network's activations have as many channels."""
-    rank = shape.rank
-    return rank.is_static and rank.get_length() == 4 and shape[3].is_static and shape[3].get_length() == channels
+    rank = output.get_partial_shape().rank
+    return rank.is_static and rank.get_length() == 4 and _channels(output) == channels
 
 
 def model_key(model_file: Path) -> str:
