@@ -22,7 +22,7 @@ from deblur.model import MIN_SIDE, is_kernel_aware, with_gate
 from deblur.paths import ModelChoice, choose_model, first_time
 from deblur.runtime import choose_runtime
 from deblur.settings import DeblurSettings
-from deblur.shake.tries import check_estimates
+from deblur.shake.tries import ESTIMATES, check_estimates
 from deblur.strength import DEFAULT_STRENGTH, blend, check_strength
 from deblur.tiling import CALL_PIXELS, DEFAULT_OVERLAP, DEFAULT_TILE, Tiling, check_ensemble, mirrored_out
 from deblur.ways import WAYS, Way, check_method, way_of
@@ -59,7 +59,7 @@ class Deblurrer:
     runtime: str = "tensorflow"  # the runner's name, for the log line and the identity
     method: str = "network"  # the commands open theirs with the default, kernel-aware (`open_deblurrer`)
     # Camera-shake estimates tried per photo by the ways that estimate one (`deblur.shake.tries`)
-    estimates: int = 1
+    estimates: int = ESTIMATES
     # Beside a kernel-aware model: opens the plain network (same settings) that other ways and clips run, once.
     open_network: Callable[[], Deblurrer] | None = field(default=None, compare=False, repr=False)
 
@@ -184,7 +184,7 @@ def load_deblurrer(
     strength: float = DEFAULT_STRENGTH,
     runtime: str = "tensorflow",
     method: str = "network",
-    estimates: int = 1,
+    estimates: int = ESTIMATES,
     threads: int | None = None,
     log: Callable[[str], None] = print,
 ) -> Deblurrer:

@@ -13,6 +13,7 @@ from deblur.errors import SettingError
 from deblur.imageio import DEFAULT_MAX_PIXELS, DEFAULT_QUALITY, WriteOptions
 from deblur.paths import ModelChoice
 from deblur.runtime import DEFAULT_RUNTIME
+from deblur.shake.tries import ESTIMATES
 from deblur.strength import DEFAULT_STRENGTH
 from deblur.tiling import DEFAULT_OVERLAP, DEFAULT_TILE
 from deblur.video.encode import Encoding  # light: PyAV loads on use
@@ -43,7 +44,7 @@ class DeblurSettings:
     overlap: int = DEFAULT_OVERLAP
     ensemble: int = 1  # mirrored and turned copies averaged (`deblur.tiling.ENSEMBLES`)
     strength: float = DEFAULT_STRENGTH  # how much of the change to keep (`deblur.strength`)
-    estimates: int = 1  # camera-shake estimates tried per photo (`deblur.shake.tries`)
+    estimates: int = ESTIMATES  # camera-shake estimates tried per photo (`deblur.shake.tries`)
 
 
 @dataclass(frozen=True)

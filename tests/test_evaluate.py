@@ -11,6 +11,7 @@ from typer.testing import CliRunner
 from deblur.cli import app
 from deblur.config import SynthConfig
 from deblur.data.synth import synthesize_pairs
+from deblur.shake.tries import ESTIMATES
 from deblur.training.trainer import train
 
 runner = CliRunner()
@@ -55,7 +56,7 @@ def test_table_and_json_side_by_side(synthetic, tmp_path):
     assert report["methods"] == ["model", "blurry", "richardson-lucy", "wiener"]
     assert report["split"] == "val" and report["mean"]["images"] == 2 == len(report["images"])
     assert report["precision"] == "float32" and report["ensemble"] == 1 and report["method"] == "network"
-    assert report["estimates"] == 1
+    assert report["estimates"] == ESTIMATES
     for image in report["images"]:
         assert image["kernel"] is True
         assert set(image["psnr"]) == set(image["ssim"]) == set(report["methods"])

@@ -13,6 +13,7 @@ from deblur.imageio import ImageReadError, read_photo
 from deblur.inference import Deblurrer, ModelLoadError, deblur_file, load_deblurrer
 from deblur.predict import plan_inputs, predict_files
 from deblur.settings import WriteSettings
+from deblur.shake.tries import ESTIMATES
 
 runner = CliRunner()
 
@@ -451,8 +452,9 @@ def test_estimates_reach_the_ways_that_estimate_the_shake_and_only_those(tmp_pat
     assert seen == [tried(3), tried(2)]
     assert kernel.settings.endswith("the sharpest of 3 shake estimates") and "of 2 shake" in aware.settings
     assert kernel.identity()["estimates"] == 3
-    one = load_deblurrer(kernel.model_file, method="kernel")
+    one = load_deblurrer(kernel.model_file, method="kernel", estimates=1)
     assert "estimates" not in one.identity() and "shake estimates" not in one.settings  # as before there were more
+    assert load_deblurrer(kernel.model_file, method="kernel").estimates == ESTIMATES
     network = load_deblurrer(kernel.model_file, estimates=3)
     assert network.way().estimates is None and "shake estimates" not in network.settings
     with pytest.raises(SettingError, match="estimates must be 1 to 3; got 4") as caught:

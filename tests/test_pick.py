@@ -10,7 +10,7 @@ from deblur.errors import SettingError
 from deblur.shake.deconvolve import deconvolve
 from deblur.shake.estimate import EstimateSettings, _extent, estimate_kernel, tried
 from deblur.shake.pick import normalised_sparsity, sharpest
-from deblur.shake.tries import MORE_WEIGHTS, MOST_ESTIMATES, check_estimates
+from deblur.shake.tries import ESTIMATES, MORE_WEIGHTS, MOST_ESTIMATES, check_estimates
 
 
 def box(length: int, size: int = 31) -> np.ndarray:
@@ -68,6 +68,8 @@ def test_with_candidates_the_estimate_is_one_of_the_single_estimates_and_none_wi
     photo = blurry @ module.LUMA
     singles = [one.kernel] + [single(photo, EstimateSettings(smoothness=w)).kernel for w in MORE_WEIGHTS]
     assert any(kernel.shape == three.kernel.shape and np.array_equal(kernel, three.kernel) for kernel in singles)
+    # each scored on its own thread: the choice `sharpest` makes of the single estimates
+    assert np.array_equal(singles[pick(photo, singles, EstimateSettings().pick_margin)], three.kernel)
 
 
 @pytest.mark.parametrize("estimates", [0, MOST_ESTIMATES + 1, 1.5, True, "3"])
@@ -99,6 +101,8 @@ def test_predict_tries_the_estimates_asked_for_and_refuses_too_many(tmp_path):
     assert "the sharpest of 3 shake estimates" in result.output
     written = np.asarray(Image.open(tmp_path / "out" / "shaken.png"), np.float32) / 255
     assert psnr(sharp, written) > psnr(sharp, blurry) + 3
+    result = CliRunner().invoke(app, [*args, "--out", str(tmp_path / "default")])
+    assert result.exit_code == 0 and f"the sharpest of {ESTIMATES} shake estimates" in result.output
     result = CliRunner().invoke(app, [*args, "--estimates", str(MOST_ESTIMATES + 1), "--out", str(tmp_path / "bad")])
     assert result.exit_code == 2 and "--estimates" in result.output
     assert not (tmp_path / "bad").exists()

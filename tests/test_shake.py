@@ -298,7 +298,7 @@ def test_predict_method_kernel_deblurs_without_the_model(tmp_path):
     Image.fromarray((blurry * 255).round().astype(np.uint8)).save(tmp_path / "shaken.png")
     model = save_model(tmp_path / "run")
     deblurrer = load_deblurrer(model, method="kernel")
-    assert deblurrer.settings == "the camera-shake kernel path, not the model"
+    assert deblurrer.settings.startswith("the camera-shake kernel path, not the model")
     assert deblurrer.model is None  # not even loaded
     deblurrer.runner = lambda batch: pytest.fail("the kernel path ran the model")
     assert psnr(sharp, deblurrer(blurry)) > psnr(sharp, blurry) + 3

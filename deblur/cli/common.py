@@ -22,8 +22,8 @@ ENSEMBLE_HELP = (
 ESTIMATES_HELP = (
     f"Camera-shake estimates tried per photo by the kernel-aware and kernel ways, 1 to {MOST_ESTIMATES}: more try "
     "other edge weights side by side and keep the one whose deconvolution is sharpest. On long shake it sometimes "
-    "finds the kernel the first missed; 3 take about 2.5x the kernel way's time and 1.5x the default's (1280x720, "
-    "2 cores)."
+    "finds the kernel the first missed. On 2 cores (1280x720) 2 take about 1.3x the kernel way's time of 1 and 1.2x "
+    "the default's; 3 about 2.5x and 1.5x."
 )
 MODEL_HELP = (
     "A model.keras; 'latest': the model you trained last (deblur train notes it; or a newer runs/*/model.keras "

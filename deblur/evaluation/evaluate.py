@@ -28,6 +28,7 @@ from deblur.inference import Deblurrer, open_deblurrer
 from deblur.losses import psnr, ssim
 from deblur.paths import choose_model
 from deblur.runtime import DEFAULT_RUNTIME
+from deblur.shake.tries import ESTIMATES
 from deblur.ways import DEFAULT_METHOD
 
 SPLITS = get_args(EvaluationSplit)
@@ -125,7 +126,7 @@ def evaluate_model(
     runtime: str = DEFAULT_RUNTIME,
     method: str = DEFAULT_METHOD,
     ensemble: int = 1,
-    estimates: int = 1,
+    estimates: int = ESTIMATES,
     baselines: bool = True,
     align: bool = False,
     out: str | Path | None = None,

@@ -7,6 +7,7 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
+from deblur.shake.tries import ESTIMATES
 from deblur.ways import DEFAULT_METHOD
 
 
@@ -33,7 +34,7 @@ class EvaluationReport:
     precision: str = "float32"  # what the model ran in
     ensemble: int = 1  # mirrored/turned copies averaged per image (deblur.inference.ENSEMBLES)
     method: str = DEFAULT_METHOD  # what the "model" column ran: a way of `deblur.ways`
-    estimates: int = 1  # camera-shake estimates tried per image (`deblur.shake.tries`)
+    estimates: int = ESTIMATES  # camera-shake estimates tried per image (`deblur.shake.tries`)
     images: list[ImageResult] = field(default_factory=list)
 
     def methods(self) -> list[str]:

@@ -21,7 +21,7 @@ from scipy import fft, ndimage
 from deblur.shake.deconvolve import BETAS, FIDELITY, THREADS, soft_shrink
 from deblur.shake.edges import edge_threshold, strong_edges
 from deblur.shake.fourier import gradients, kernel_of, spectrum, wrap_edges
-from deblur.shake.pick import sharpest
+from deblur.shake.pick import chosen, deconvolved_sparsity
 from deblur.shake.split import growing, split
 from deblur.shake.tries import MORE_WEIGHTS, check_estimates
 
@@ -137,10 +137,14 @@ def estimate_kernel(blurry: np.ndarray, settings: EstimateSettings = EstimateSet
     weights = (settings.smoothness, *settings.candidates)
     if len(weights) == 1:
         return _estimate(photo, settings)
+
+    def scored(weight: float) -> tuple[Estimate, float]:  # each scored on its own thread, not one after another
+        estimate = _estimate(photo, replace(settings, smoothness=weight))
+        return estimate, deconvolved_sparsity(photo, estimate.kernel)
+
     with ThreadPoolExecutor(min(len(weights), THREADS)) as pool:
-        estimates = list(pool.map(lambda w: _estimate(photo, replace(settings, smoothness=w)), weights))
-    kernels = [estimate.kernel for estimate in estimates]
-    return estimates[sharpest(photo, kernels, [_extent(kernel) for kernel in kernels], settings.pick_margin)]
+        estimates, scores = zip(*pool.map(scored, weights), strict=True)
+    return estimates[chosen(list(scores), [_extent(e.kernel) for e in estimates], settings.pick_margin)]
 
 
 def _estimate(photo: np.ndarray, settings: EstimateSettings) -> Estimate:

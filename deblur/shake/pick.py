@@ -27,16 +27,26 @@ def normalised_sparsity(image: np.ndarray) -> float:
     )
 
 
+def deconvolved_sparsity(photo: np.ndarray, kernel: np.ndarray) -> float:
+    """An estimate's score: the `normalised_sparsity` of the gray `photo` deconvolved by `kernel`, `BORDER` px left
+    out at each side."""
+    border = min(BORDER, min(photo.shape) // 4)
+    inner = (slice(border, photo.shape[0] - border), slice(border, photo.shape[1] - border))
+    return normalised_sparsity(deconvolve(photo[:, :, None], kernel)[inner + (0,)])
+
+
 def sharpest(photo: np.ndarray, kernels: list[np.ndarray], lengths: list[int], margin: float) -> int:
     """Which of `kernels` (estimates of the gray `photo`'s shake, `lengths` px long at its size, the first the
     default's) deconvolves it with the lowest `normalised_sparsity`, where that is over `margin` below the first's;
     else 0, the first."""
-    border = min(BORDER, min(photo.shape) // 4)
-    inner = (slice(border, photo.shape[0] - border), slice(border, photo.shape[1] - border))
     longest = LONGEST * max(lengths[0], 3)
-    scores = [
-        normalised_sparsity(deconvolve(photo[:, :, None], kernel)[inner + (0,)]) if length <= longest else np.inf
-        for kernel, length in zip(kernels, lengths, strict=True)
-    ]
+    scores = [deconvolved_sparsity(photo, k) if n <= longest else np.inf for k, n in zip(kernels, lengths, strict=True)]
+    return chosen(scores, lengths, margin)
+
+
+def chosen(scores: list[float], lengths: list[int], margin: float) -> int:
+    """`sharpest`'s choice from the estimates' scores (`deconvolved_sparsity`, taken beside each estimate)."""
+    longest = LONGEST * max(lengths[0], 3)
+    scores = [score if length <= longest else np.inf for score, length in zip(scores, lengths, strict=True)]
     best = int(np.argmin(scores))
     return best if scores[best] < scores[0] * (1 - margin) else 0

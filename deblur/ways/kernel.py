@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from deblur.shake.tries import ESTIMATES
 from deblur.ways.base import ModelRun
 
 
@@ -18,7 +19,7 @@ class KernelPath:
     clips: str = "kernel"
     clips_note: str = "--method kernel estimates each frame's shake on its own: expect flicker; the network is steadier"
     summary: str = "the camera-shake kernel path, not the model"
-    estimates: int | None = 1  # camera-shake estimates tried per photo (`deblur.shake.tries`)
+    estimates: int | None = ESTIMATES  # camera-shake estimates tried per photo (`deblur.shake.tries`)
 
     def deblur(self, image: np.ndarray, model: ModelRun | None) -> np.ndarray:
         from deblur.shake.estimate import tried  # scipy's FFTs: only when this way runs

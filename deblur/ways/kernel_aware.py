@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from deblur.shake.tries import ESTIMATES
 from deblur.ways.base import ModelRun
 
 # A photo whose deconvolution changes it little (PSNR of one against the other LIGHT dB or more: light blur, none) and
@@ -41,7 +42,7 @@ class KernelAware:
         "flicker)"
     )
     summary: str = ", given the kernel path's deconvolution"
-    estimates: int | None = 1  # camera-shake estimates tried per photo (`deblur.shake.tries`)
+    estimates: int | None = ESTIMATES  # camera-shake estimates tried per photo (`deblur.shake.tries`)
 
     def deblur(self, image: np.ndarray, model: ModelRun | None) -> np.ndarray:
         from deblur.shake.estimate import tried  # scipy's FFTs: only when this way runs
