@@ -114,7 +114,9 @@ class Deblurrer:
         model = str(self.model_file.resolve()) if stat else None
         found = {"model": model, "model_bytes": stat and stat.st_size, "model_modified_ns": stat and stat.st_mtime_ns}
         settings = ("precision", "runtime", "tile", "overlap", "call_pixels", "ensemble", "strength", "method")
-        tries = {"estimates": self.estimates} if self.estimates > 1 else {}  # work folders from before it stay valid
+        # only where the way estimates the shake: work folders from before (clips go to the network) stay valid
+        estimating = way_of(self.method).estimates is not None
+        tries = {"estimates": self.estimates} if estimating and self.estimates > 1 else {}
         return found | {name: getattr(self, name) for name in settings} | tries
 
     def network(self) -> Deblurrer:

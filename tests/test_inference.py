@@ -457,6 +457,7 @@ def test_estimates_reach_the_ways_that_estimate_the_shake_and_only_those(tmp_pat
     assert load_deblurrer(kernel.model_file, method="kernel").estimates == ESTIMATES
     network = load_deblurrer(kernel.model_file, estimates=3)
     assert network.way().estimates is None and "shake estimates" not in network.settings
+    assert "estimates" not in network.identity()  # a clip's work folder from before the default tried two
     with pytest.raises(SettingError, match="estimates must be 1 to 3; got 4") as caught:
         load_deblurrer(kernel.model_file, method="kernel", estimates=4)
     assert caught.value.settings == ("estimates",)
