@@ -1,6 +1,8 @@
 """Picking among camera-shake estimates with no sharp photo: the sharpest deconvolution, by a margin, none too long;
 and `--estimates`, which asks for them."""
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 from scipy import ndimage
@@ -58,18 +60,29 @@ def test_with_candidates_the_estimate_is_one_of_the_single_estimates_and_none_wi
 
     _, blurry, _ = shaken(15)
     weights = []
-    single = module._estimate
-    monkeypatch.setattr(module, "_estimate", lambda photo, s: weights.append(s.smoothness) or single(photo, s))
+    single = module._fitted
+    monkeypatch.setattr(module, "_fitted", lambda photo, s: weights.append(s.smoothness) or single(photo, s))
     one = estimate_kernel(blurry, tried(1))
     assert weights == [EstimateSettings().smoothness]
     weights.clear()
     three = estimate_kernel(blurry, tried(3))
     assert sorted(weights) == sorted([EstimateSettings().smoothness, *MORE_WEIGHTS])
     photo = blurry @ module.LUMA
-    singles = [one.kernel] + [single(photo, EstimateSettings(smoothness=w)).kernel for w in MORE_WEIGHTS]
+    singles = [one.kernel] + [single(photo, EstimateSettings(smoothness=w))[0].kernel for w in MORE_WEIGHTS]
     assert any(kernel.shape == three.kernel.shape and np.array_equal(kernel, three.kernel) for kernel in singles)
     # each scored on its own thread: the choice `sharpest` makes of the single estimates
     assert np.array_equal(singles[pick(photo, singles, EstimateSettings().pick_margin)], three.kernel)
+
+
+def test_each_estimate_is_scored_at_the_scale_its_kernel_was_last_fitted_at(monkeypatch):
+    from deblur.shake import estimate as module
+
+    _, blurry, _ = shaken(15)  # 256 px, estimated at 96 px and refined up to 128, the pick scored there too
+    seen = []
+    score = module.deconvolved_sparsity
+    monkeypatch.setattr(module, "deconvolved_sparsity", lambda photo, k: seen.append(photo.shape) or score(photo, k))
+    estimate_kernel(blurry, replace(tried(2), working_side=96, refine_side=128))
+    assert seen == [(128, 128)] * 2
 
 
 @pytest.mark.parametrize("estimates", [0, MOST_ESTIMATES + 1, 1.5, True, "3"])

@@ -139,8 +139,10 @@ def estimate_kernel(blurry: np.ndarray, settings: EstimateSettings = EstimateSet
         return _estimate(photo, settings)
 
     def scored(weight: float) -> tuple[Estimate, float]:  # each scored on its own thread, not one after another
-        estimate = _estimate(photo, replace(settings, smoothness=weight))
-        return estimate, deconvolved_sparsity(photo, estimate.kernel)
+        estimate, fitted, at = _fitted(photo, replace(settings, smoothness=weight))
+        # at the scale the kernel was last fitted at (at most `refine_side` long), not the photo's: at 12 MP the
+        # whole photo's deconvolution had been most of the second estimate's cost
+        return estimate, deconvolved_sparsity(downscaled(photo, at), fitted)
 
     with ThreadPoolExecutor(min(len(weights), THREADS)) as pool:
         estimates, scores = zip(*pool.map(scored, weights), strict=True)
@@ -149,6 +151,11 @@ def estimate_kernel(blurry: np.ndarray, settings: EstimateSettings = EstimateSet
 
 def _estimate(photo: np.ndarray, settings: EstimateSettings) -> Estimate:
     """The kernel of a gray photo with one set of settings."""
+    return _fitted(photo, settings)[0]
+
+
+def _fitted(photo: np.ndarray, settings: EstimateSettings) -> tuple[Estimate, np.ndarray, float]:
+    """`_estimate`, with its kernel at the scale it was last fitted at (centred as the final one is), and that scale."""
     scale = working_scale(photo.shape, settings.working_side)
     gray = downscaled(photo, scale)
     room = _odd(min(gray.shape) // 3)
@@ -168,7 +175,7 @@ def _estimate(photo: np.ndarray, settings: EstimateSettings) -> Estimate:
         kernel, _ = _iterate(observed, clean(resize(kernel, (size, size))), last, settings.refine_iterations, settings)
         refined = step
     kernel, _ = _iterate(observed, kernel, last, settings.refit_rounds, settings, deconvolved_latent)
-    return Estimate(_at_scale(kernel, 1 / refined), working, scale, support)
+    return Estimate(_at_scale(kernel, 1 / refined), working, scale, support), _at_scale(kernel, 1), refined
 
 
 def _coarse_to_fine(

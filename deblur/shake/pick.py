@@ -38,15 +38,22 @@ def deconvolved_sparsity(photo: np.ndarray, kernel: np.ndarray) -> float:
 def sharpest(photo: np.ndarray, kernels: list[np.ndarray], lengths: list[int], margin: float) -> int:
     """Which of `kernels` (estimates of the gray `photo`'s shake, `lengths` px long at its size, the first the
     default's) deconvolves it with the lowest `normalised_sparsity`, where that is over `margin` below the first's;
-    else 0, the first."""
-    longest = LONGEST * max(lengths[0], 3)
-    scores = [deconvolved_sparsity(photo, k) if n <= longest else np.inf for k, n in zip(kernels, lengths, strict=True)]
+    else 0, the first. One `too_long` is not deconvolved."""
+    scores = [
+        np.inf if long else deconvolved_sparsity(photo, kernel)
+        for kernel, long in zip(kernels, too_long(lengths), strict=True)
+    ]
     return chosen(scores, lengths, margin)
 
 
 def chosen(scores: list[float], lengths: list[int], margin: float) -> int:
     """`sharpest`'s choice from the estimates' scores (`deconvolved_sparsity`, taken beside each estimate)."""
-    longest = LONGEST * max(lengths[0], 3)
-    scores = [score if length <= longest else np.inf for score, length in zip(scores, lengths, strict=True)]
+    scores = [np.inf if long else score for score, long in zip(scores, too_long(lengths), strict=True)]
     best = int(np.argmin(scores))
     return best if scores[best] < scores[0] * (1 - margin) else 0
+
+
+def too_long(lengths: list[int]) -> list[bool]:
+    """Which estimates, `lengths` px long, are over `LONGEST` times the first's length (at least 3 px): never kept."""
+    longest = LONGEST * max(lengths[0], 3)
+    return [length > longest for length in lengths]
