@@ -10,7 +10,7 @@ from deblur import ways
 from deblur.errors import SettingError
 from deblur.inference import load_deblurrer
 from deblur.losses import image_psnr
-from deblur.ways.kernel_aware import LIGHT, SHUT
+from deblur.ways.kernel_aware import HEAVY, LIGHT, OPEN, SHUT
 
 
 def test_every_way_is_registered_under_its_name_and_the_default_is_one():
@@ -52,25 +52,36 @@ def test_a_fourth_way_is_one_class_and_one_registry_entry(tmp_path, monkeypatch)
 
 
 @pytest.mark.parametrize(
-    ("gate", "change", "calls"),
-    [(0.5, 0.01, 1), (SHUT - 0.01, 0.01, 2), (SHUT - 0.01, 0.5, 1)],  # 0.01 apart: 40 dB; 0.5: 6 dB (< LIGHT)
+    ("gate", "change", "source"),
+    [
+        (0.5, 0.01, "network"),
+        (SHUT - 0.01, 0.01, "photo"),  # a light deconvolution kept little: run again on the photo alone
+        (SHUT - 0.01, 0.5, "network"),
+        (OPEN - 0.01, 0.5, "network"),
+        (OPEN + 0.01, 0.5, "deconvolution"),  # a heavy deconvolution leaned towards: kept whole
+        (OPEN + 0.01, 0.05, "network"),  # 0.01 apart: 40 dB, light; 0.05: 26 dB; 0.5: under 10 dB, heavy
+    ],
 )
-def test_the_kernel_aware_way_runs_again_on_the_photo_alone_where_a_light_deconvolution_is_kept_little(
-    monkeypatch, gate, change, calls
+def test_the_kernel_aware_way_keeps_a_heavy_deconvolution_whole_and_runs_again_where_a_light_one_is_kept_little(
+    monkeypatch, gate, change, source
 ):
     import deblur.shake.restore as restore
 
     image = np.random.default_rng(0).uniform(0.2, 0.8, (40, 56, 3)).astype(np.float32)
     deconvolved = image + change * np.random.default_rng(1).choice([-1, 1], image.shape).astype(np.float32)
+    deconvolved = np.clip(deconvolved, 0, 1)
     assert (image_psnr(image, deconvolved) > LIGHT) == (change == 0.01)
+    assert (image_psnr(image, deconvolved) < HEAVY) == (change == 0.5)
     monkeypatch.setattr(restore, "deconvolved", lambda photo, settings: deconvolved)
     seen = []
 
-    def model(stacked):  # the network's result (here its input's last three channels) and its gate, everywhere
+    def model(stacked):  # the network's result (here half its input's last three channels) and its gate, everywhere
         seen.append(stacked)
-        return np.concatenate([stacked[:, :, 3:], np.full((40, 56, 1), gate, np.float32)], axis=2)
+        return np.concatenate([stacked[:, :, 3:] / 2, np.full((40, 56, 1), gate, np.float32)], axis=2)
 
     restored = ways.WAYS["kernel-aware"].deblur(image, model)
-    assert len(seen) == calls and restored.shape == image.shape
+    assert ways.kernel_aware.chosen(image, deconvolved, np.full((40, 56), gate)) == source
+    assert len(seen) == (2 if source == "photo" else 1) and restored.shape == image.shape
     np.testing.assert_array_equal(seen[0][:, :, 3:], deconvolved)
-    np.testing.assert_array_equal(restored, deconvolved if calls == 1 else image)  # the photo in its place
+    expected = {"network": deconvolved / 2, "photo": image / 2, "deconvolution": deconvolved}[source]
+    np.testing.assert_array_equal(restored, expected)

@@ -139,10 +139,10 @@ def estimate_kernel(blurry: np.ndarray, settings: EstimateSettings = EstimateSet
         return _estimate(photo, settings)
 
     def scored(weight: float) -> tuple[Estimate, float]:  # each scored on its own thread, not one after another
-        estimate, fitted, at = _fitted(photo, replace(settings, smoothness=weight))
+        estimate, fitted, seen = _fitted(photo, replace(settings, smoothness=weight))
         # at the scale the kernel was last fitted at (at most `refine_side` long), not the photo's: at 12 MP the
         # whole photo's deconvolution had been most of the second estimate's cost
-        return estimate, deconvolved_sparsity(downscaled(photo, at), fitted)
+        return estimate, deconvolved_sparsity(seen, fitted)
 
     with ThreadPoolExecutor(min(len(weights), THREADS)) as pool:
         estimates, scores = zip(*pool.map(scored, weights), strict=True)
@@ -154,8 +154,9 @@ def _estimate(photo: np.ndarray, settings: EstimateSettings) -> Estimate:
     return _fitted(photo, settings)[0]
 
 
-def _fitted(photo: np.ndarray, settings: EstimateSettings) -> tuple[Estimate, np.ndarray, float]:
-    """`_estimate`, with its kernel at the scale it was last fitted at (centred as the final one is), and that scale."""
+def _fitted(photo: np.ndarray, settings: EstimateSettings) -> tuple[Estimate, np.ndarray, np.ndarray]:
+    """`_estimate`, with its kernel at the scale it was last fitted at (centred as the final one is) and the gray
+    photo at that scale."""
     scale = working_scale(photo.shape, settings.working_side)
     gray = downscaled(photo, scale)
     room = _odd(min(gray.shape) // 3)
@@ -167,15 +168,15 @@ def _fitted(photo: np.ndarray, settings: EstimateSettings) -> tuple[Estimate, np
         support = wider
         kernel, last = _coarse_to_fine(gray, support, smoothness, settings)
     working = kernel
-    refined = scale
+    refined, seen = scale, gray
     observed = wrap_edges(gray, support)
     for step in refinement_scales(scale, min(1.0, settings.refine_side / max(photo.shape))):
         size = _odd(round(support * step / scale))
-        observed = wrap_edges(downscaled(photo, step), size)
+        refined, seen = step, downscaled(photo, step)
+        observed = wrap_edges(seen, size)
         kernel, _ = _iterate(observed, clean(resize(kernel, (size, size))), last, settings.refine_iterations, settings)
-        refined = step
     kernel, _ = _iterate(observed, kernel, last, settings.refit_rounds, settings, deconvolved_latent)
-    return Estimate(_at_scale(kernel, 1 / refined), working, scale, support), _at_scale(kernel, 1), refined
+    return Estimate(_at_scale(kernel, 1 / refined), working, scale, support), _at_scale(kernel, 1), seen
 
 
 def _coarse_to_fine(
