@@ -80,7 +80,7 @@ def test_the_kernel_aware_way_keeps_a_heavy_deconvolution_whole_and_runs_again_w
         return np.concatenate([stacked[:, :, 3:] / 2, np.full((40, 56, 1), gate, np.float32)], axis=2)
 
     restored = ways.WAYS["kernel-aware"].deblur(image, model)
-    assert ways.kernel_aware.chosen(image, deconvolved, np.full((40, 56), gate)) == source
+    assert ways.kernel_aware.result_source(image, deconvolved, np.full((40, 56), gate)) == source
     assert len(seen) == (2 if source == "photo" else 1) and restored.shape == image.shape
     np.testing.assert_array_equal(seen[0][:, :, 3:], deconvolved)
     expected = {"network": deconvolved / 2, "photo": image / 2, "deconvolution": deconvolved}[source]

@@ -1,6 +1,6 @@
 """The kernel-aware network: the photo and the kernel path's deconvolution of it, six channels, into the network
 that keeps the deconvolution where it is right and the photo where it rings (`deblur.model`). Two ends are settled
-by the photo's change and the network's gate (`chosen`): a heavy deconvolution the network leans towards is kept
+by the photo's change and the network's gate (`result_source`): a heavy deconvolution the network leans towards is kept
 whole, and where the deconvolution changes the photo little and the network keeps little of it, the network runs
 again given the photo alone."""
 
@@ -40,12 +40,12 @@ OPEN = 0.2
 Source = Literal["network", "deconvolution", "photo"]
 
 
-def chosen(image: np.ndarray, deconvolution: np.ndarray, gate: np.ndarray) -> Source:
+def result_source(image: np.ndarray, deconvolution: np.ndarray, gate: np.ndarray) -> Source:
     """What the result of `image` is, the network's `gate` over it seen: the network's result (`network`), the
     `deconvolution` kept whole (`HEAVY`, `OPEN`), or the network run again given the `photo` alone (`LIGHT`, `SHUT`)."""
     from deblur.losses import image_psnr  # Keras: only when this way runs, as its model does
 
-    change, kept = image_psnr(image, np.clip(deconvolution, 0, 1)), float(gate.mean())
+    change, kept = image_psnr(image, deconvolution), float(gate.mean())
     if change < HEAVY and kept > OPEN:
         return "deconvolution"
     if change > LIGHT and kept < SHUT:
@@ -72,7 +72,7 @@ class KernelAware:
 
         deconvolution = deconvolved(image, tried(self.estimates))
         restored = model(np.concatenate([image, deconvolution], axis=2))
-        source = chosen(image, deconvolution, restored[:, :, 3])
+        source = result_source(image, deconvolution, restored[:, :, 3])
         if source == "deconvolution":
             return deconvolution
         if source == "photo":
