@@ -93,7 +93,8 @@ class EstimateSettings:
     # path deconvolves it (`deconvolved_latent`), not to the L0 latent: that latent keeps only bold edges, enough
     # for the kernel's shape, not for its detail. `--method kernel` on Lai's 100 / every 5th of them / the 75 px
     # kernel / GOPRO's 11, dB: 0 +4.35 / +4.41 / +2.06 / -0.49, 4 +4.79 / +5.28 / +2.25 / -0.30 (1.3x the time at
-    # 1280x720; a harness on every 5th: 1 +4.79, 2 +5.07).
+    # 1280x720; a harness on every 5th: 1 +4.79, 2 +5.07). With two estimates on a Zen 4: 8 +5.10 on Lai's 100 (4:
+    # +4.96), 75 px +2.70, GOPRO -0.25, at 1.2x the kernel path's time at 1280x720; not taken for the time (the card).
     refit_rounds: int = 4
     # Other L0 weights (`smoothness`) estimated as well, side by side, the one whose deconvolution is sharpest kept
     # where it beats the first by `pick_margin` (`pick.sharpest`); none by default, for the time (`deblur.shake.tries`).
