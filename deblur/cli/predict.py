@@ -246,7 +246,7 @@ class ProgressBars:
         self.calls = bar = progress_bar(total=calls, desc=name, unit="model call", leave=False, disable=self.quiet)
 
         def update(done: int) -> None:
-            if bar.n + done > bar.total:  # the default ran the photo again (`ways.kernel_aware.chosen`)
+            if bar.n + done > bar.total:  # the default ran the photo again (`ways.kernel_aware.result_source`)
                 bar.total += calls
             bar.update(done)
 

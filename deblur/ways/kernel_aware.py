@@ -1,8 +1,8 @@
 """The kernel-aware network: the photo and the kernel path's deconvolution of it, six channels, into the network
 that keeps the deconvolution where it is right and the photo where it rings (`deblur.model`). Two ends are settled
-by the photo's change and the network's gate (`result_source`): a heavy deconvolution the network leans towards is kept
-whole, and where the deconvolution changes the photo little and the network keeps little of it, the network runs
-again given the photo alone."""
+by the photo's change and the network's gate (`result_source`): a heavy deconvolution the network leans towards is
+kept whole, and where the deconvolution changes the photo little and the network keeps little of it, the network
+runs again given the photo alone."""
 
 from __future__ import annotations
 
