@@ -5,6 +5,8 @@ figures for the kernel path, re-measured on your machine.
     # linear light with noise and JPEG, 255 px grayscale crops (blurred in linear light and in sRGB values), and
     # scene motion that varies across the photo (where one kernel does not explain the blur)
     python benchmarks/shake_quality.py make --photos ../shared/data/photos --out /tmp/heldout
+    # and one of long shake (15 to 80 px) on whole photos up to 800 px, to choose the estimate's settings on
+    python benchmarks/shake_quality.py long --photos ../shared/data/photos --out /tmp/heldout/shake_long
 
     # gain per set and method; a set is a folder with blur/ and sharp/ (Lai et al.'s <photo>_kernel_0K.png
     # names are matched to sharp/<photo>.png)
@@ -78,12 +80,43 @@ def make(photos: Path, out: Path, seed: int = 36) -> None:
                 quality = int(rng.integers(80, 96))
             else:  # the same noise in every channel: the photo stays gray
                 blurry = blurry + rng.normal(0, 0.005, blurry.shape[:2] + (1,))
-        for folder, image, options in (("blur", blurry, quality), ("sharp", sharp, None)):
-            (out / recipe / folder).mkdir(parents=True, exist_ok=True)
-            pixels = Image.fromarray(np.clip(np.round(image * 255), 0, 255).astype(np.uint8))
-            suffix = ".jpg" if options else ".png"
-            pixels.save(out / recipe / folder / (name + suffix), **({"quality": options} if options else {}))
+        _write_pair(out / recipe, name, blurry, sharp, quality)
     print(f"wrote {', '.join(str(out / r) for r in recipes)}")
+
+
+def make_long(photos: Path, out: Path, count: int = 60, seed: int = 2026) -> None:
+    """One held-out set of `count` whole photos (at least 400 px on the short side, scaled to at most 800 on the
+    long one) shaken by this project's camera paths 15 to 80 px long: for choosing the estimate's settings away
+    from the sets that measure them (the refit's length rule, the plain model card)."""
+    from deblur.data.kernels import GAMMA, apply_blur, shake_trajectory, trajectory_kernel
+
+    rng = np.random.default_rng(seed)
+    files = sorted(p for p in photos.rglob("*") if p.suffix.lower() in SUFFIXES)
+    files = [p for p in files if min(Image.open(p).size) >= 400]
+    for index in rng.choice(len(files), min(count, len(files)), replace=False):
+        path = files[index]
+        image = Image.open(path).convert("RGB")
+        scale = min(1.0, 800 / max(image.size))
+        if scale < 1:
+            size = (round(image.size[0] * scale), round(image.size[1] * scale))
+            image = image.resize(size, Image.Resampling.LANCZOS)
+        sharp = np.asarray(image, np.float32) / 255
+        path_ = shake_trajectory(rng, rng.uniform(15, 80))
+        middle = complex((path_.real.min() + path_.real.max()) / 2, (path_.imag.min() + path_.imag.max()) / 2)
+        kernel = trajectory_kernel(path_, middle)
+        blurry = np.power(np.clip(apply_blur(np.power(sharp, GAMMA), kernel), 0, 1), 1 / GAMMA)
+        blurry = blurry + rng.normal(0, rng.uniform(0.005, 0.015), blurry.shape)
+        _write_pair(out, f"{path.parent.name}_{path.stem}", blurry, sharp, int(rng.integers(85, 96)))
+    print(f"wrote {out}")
+
+
+def _write_pair(out: Path, name: str, blurry: np.ndarray, sharp: np.ndarray, quality: int | None) -> None:
+    """out/blur/<name> (JPEG at `quality`, or PNG when None) and out/sharp/<name>.png."""
+    for folder, image, options in (("blur", blurry, quality), ("sharp", sharp, None)):
+        (out / folder).mkdir(parents=True, exist_ok=True)
+        pixels = Image.fromarray(np.clip(np.round(image * 255), 0, 255).astype(np.uint8))
+        suffix = ".jpg" if options else ".png"
+        pixels.save(out / folder / (name + suffix), **({"quality": options} if options else {}))
 
 
 def _gray_crop(photo: np.ndarray, side: int) -> np.ndarray:
@@ -309,6 +342,11 @@ def main() -> None:
     making.add_argument("--photos", type=Path, required=True)
     making.add_argument("--out", type=Path, required=True)
     making.add_argument("--seed", type=int, default=36)
+    long_ = commands.add_parser("long", help="a held-out set of long shake on whole photos, for the estimate")
+    long_.add_argument("--photos", type=Path, required=True)
+    long_.add_argument("--out", type=Path, required=True)
+    long_.add_argument("--count", type=int, default=60)
+    long_.add_argument("--seed", type=int, default=2026)
     scoring = commands.add_parser("score", help="gain per set and method")
     scoring.add_argument("folders", type=Path, nargs="+")
     scoring.add_argument("--methods", default="network,kernel,kernel-aware")
@@ -340,6 +378,8 @@ def main() -> None:
     args = parser.parse_args()
     if args.command == "make":
         make(args.photos, args.out, args.seed)
+    elif args.command == "long":
+        make_long(args.photos, args.out, args.count, args.seed)
     elif args.command == "score":
         reaches = [float(r) for r in args.reach.split(",")]
         score(args.folders, args.methods.split(","), args.every, reaches, args.log, args.model, args.offset)

@@ -192,6 +192,44 @@ def test_the_last_rounds_fit_the_kernel_to_the_photo_as_the_kernel_path_deconvol
     assert not seen
 
 
+def test_the_refit_deconvolves_in_its_own_few_splitting_weights(monkeypatch):
+    from deblur.shake import estimate
+
+    walked = []
+    split = estimate.split
+
+    def spy(observed, kernel, shrink, betas, *rest):
+        walked.append(list(betas))
+        return split(observed, kernel, shrink, walked[-1], *rest)
+
+    monkeypatch.setattr(estimate, "split", spy)
+    _, blurry, kernel = shaken(15)
+    observed = wrap_edges(blurry[:, :, 0], kernel.shape[0])
+    estimate.deconvolved_latent(observed, kernel, 0.0, EstimateSettings())
+    estimate.deconvolved_latent(observed, kernel, 0.0, EstimateSettings(refit_betas=(1.0, 256.0, 4.0)))
+    assert walked == [[1.0, 8.0, 64.0], [1.0, 4.0, 16.0, 64.0]]
+
+
+def test_the_refit_keeps_fainter_kernel_values_than_the_other_rounds(monkeypatch):
+    from deblur.shake import estimate
+
+    path = np.zeros((9, 9), np.float32)
+    path[4, 2:7] = [1, 0.04, 0.04, 0.04, 1]  # a shake that rests at both ends and moves fast between
+    assert np.count_nonzero(estimate.clean(path)) == 2  # under 1/20 of the peak: only the two ends are left
+    assert np.count_nonzero(estimate.clean(path, kept=30)) == 5
+    kept = []
+    clean = estimate.clean
+    monkeypatch.setattr(
+        estimate, "clean", lambda kernel, kept_=estimate.KEPT: kept.append(kept_) or clean(kernel, kept_)
+    )
+    blurry = shaken(15)[1]
+    estimate_kernel(blurry, EstimateSettings(refit_rounds=2, refit_kept=40, refit_long=1))
+    assert kept.count(40) == 4 and set(kept) == {estimate.KEPT, 40}  # two cleans a round, the refit's two rounds
+    kept.clear()  # a kernel shorter than `refit_long` is cleaned in the refit as in every other round
+    estimate_kernel(blurry, EstimateSettings(refit_rounds=2, refit_kept=40, refit_long=99))
+    assert set(kept) == {estimate.KEPT}
+
+
 def test_a_large_photo_is_estimated_downscaled_and_the_kernel_scaled_back():
     _, blurry, _ = shaken(9)
     large = np.kron(blurry, np.ones((3, 3, 1), np.float32))  # 768x768: the same shake, three times as long

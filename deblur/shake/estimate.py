@@ -18,7 +18,7 @@ import numpy as np
 from PIL import Image
 from scipy import fft, ndimage
 
-from deblur.shake.deconvolve import BETAS, FIDELITY, THREADS, soft_shrink
+from deblur.shake.deconvolve import FIDELITY, THREADS, soft_shrink
 from deblur.shake.edges import edge_threshold, strong_edges
 from deblur.shake.fourier import gradients, kernel_of, spectrum, wrap_edges
 from deblur.shake.pick import chosen, deconvolved_sparsity
@@ -27,6 +27,7 @@ from deblur.shake.tries import MORE_WEIGHTS, check_estimates
 
 LUMA = np.array([0.299, 0.587, 0.114], np.float32)
 FAINT = 0.1  # of the typical kernel value: where the sparsity weight stops growing (a value at 0 gets 10x)
+KEPT = 20  # a kernel value under 1/KEPT of its peak is dropped, in every round (`clean`) but a long kernel's refit
 # The share of the final kernel's mass left out at each end of each axis when it is centred: a faint spur the
 # estimate grew on one side moves a bounding box, and so the deblurred photo, by pixels (on Lai's 100 a third of
 # the estimates sat more than 3 px off the true kernel's centre). Both rules put Lai's four true kernels where
@@ -95,7 +96,20 @@ class EstimateSettings:
     # kernel / GOPRO's 11, dB: 0 +4.35 / +4.41 / +2.06 / -0.49, 4 +4.79 / +5.28 / +2.25 / -0.30 (1.3x the time at
     # 1280x720; a harness on every 5th: 1 +4.79, 2 +5.07). With two estimates on a Zen 4: 8 +5.10 on Lai's 100 (4:
     # +4.96), 75 px +2.70, GOPRO -0.25, at 1.2x the kernel path's time at 1280x720; not taken for the time (the card).
-    refit_rounds: int = 4
+    # A round's deconvolution need not be the final one: walked in three splitting weights (`refit_betas`: 1, 8 and
+    # 64) instead of the kernel path's six it costs about half, so 8 such rounds take about 4 whole ones' time (one
+    # estimate, every 5th of Lai's: 4 whole +5.28, 8 whole +5.44 in 1.24x the estimate's time, 12 of three +5.51 in
+    # 1.14x; 12 in steps of 16 +5.47, 16 in steps of 8 +5.51, 8 in steps of 8 +5.38).
+    refit_rounds: int = 8
+    refit_betas: tuple[float, float, float] = (1.0, 256.0, 8.0)  # the refit deconvolution's start, stop and growth
+    # On a kernel at least `refit_long` working px long as the refit starts, the refit's rounds drop only values under
+    # 1/`refit_kept` of its peak, not 1/`KEPT`: dropped in every round, the faint stretches of a long path (where the
+    # camera moved fast) were cut away a little more each time, and the mass gathered at its bright ends. On short
+    # kernels the fainter values kept were noise (12 light rounds at 1/30 on every kernel: GOPRO's 11 -0.30 -> -0.37).
+    # With both, two estimates, on a Zen 5: Lai's 100 +5.00 -> +5.22 (the 55 px kernel +5.00 -> +5.71), GOPRO's 11
+    # -0.30 -> -0.27; on 60 synthetic shakes of 15 to 80 px held out from Lai's +0.92 -> +0.91 (the card).
+    refit_kept: float = 30.0
+    refit_long: int = 36
     # Other L0 weights (`smoothness`) estimated as well, side by side, the one whose deconvolution is sharpest kept
     # where it beats the first by `pick_margin` (`pick.sharpest`); none by default, for the time (`deblur.shake.tries`).
     candidates: tuple[float, ...] = ()
@@ -176,7 +190,8 @@ def _fitted(photo: np.ndarray, settings: EstimateSettings) -> tuple[Estimate, np
         refined, seen = step, downscaled(photo, step)
         observed = wrap_edges(seen, size)
         kernel, _ = _iterate(observed, clean(resize(kernel, (size, size))), last, settings.refine_iterations, settings)
-    kernel, _ = _iterate(observed, kernel, last, settings.refit_rounds, settings, deconvolved_latent)
+    kept = settings.refit_kept if _extent(kernel) >= settings.refit_long else KEPT
+    kernel, _ = _iterate(observed, kernel, last, settings.refit_rounds, settings, deconvolved_latent, kept)
     return Estimate(_at_scale(kernel, 1 / refined), working, scale, support), _at_scale(kernel, 1), seen
 
 
@@ -221,9 +236,10 @@ def _iterate(
     rounds: int,
     settings: EstimateSettings,
     latent_of: Latent | None = None,
+    kept: float = KEPT,
 ) -> tuple[np.ndarray, float]:
-    """`rounds` of a latent (`latent_of`, the L0 one unless given) and a kernel update; the kernel, and the
-    smoothness reached."""
+    """`rounds` of a latent (`latent_of`, the L0 one unless given) and a kernel update, which drops values under
+    1/`kept` of its peak; the kernel, and the smoothness reached."""
     latent_of = latent_of or l0_latent
     threshold = None
     observed_spectra = tuple(spectrum(g) for g in gradients(observed))  # the same for every round
@@ -233,7 +249,9 @@ def _iterate(
         if threshold is None:  # each round starts from its own edges; 0 edges keeps them all
             threshold = edge_threshold(gx, gy, kernel.shape[0], settings.edges) if settings.edges else 0.0
         edges = strong_edges(gx, gy, threshold)
-        kernel = clean(centre(clean(kernel_step(edges, observed_spectra, observed.shape, kernel, settings))))
+        kernel = clean(
+            centre(clean(kernel_step(edges, observed_spectra, observed.shape, kernel, settings), kept)), kept
+        )
         threshold *= settings.edge_decay
         smoothness = max(smoothness / 1.1, 1e-4)
     return kernel, smoothness
@@ -273,9 +291,9 @@ def l0_latent(observed: np.ndarray, kernel: np.ndarray, smoothness: float, setti
 def deconvolved_latent(
     observed: np.ndarray, kernel: np.ndarray, smoothness: float, settings: EstimateSettings
 ) -> np.ndarray:
-    """The gray photo deconvolved as the kernel path deconvolves (`deconvolve`'s L1 prior and weights); the
-    smoothness and settings are the L0 latent's, unused here."""
-    return split(observed, kernel, soft_shrink, growing(*BETAS), FIDELITY)
+    """The gray photo deconvolved as the kernel path deconvolves (`deconvolve`'s L1 prior and fidelity), in the
+    fewer splitting weights of `settings.refit_betas`; the smoothness is the L0 latent's, unused here."""
+    return split(observed, kernel, soft_shrink, growing(*settings.refit_betas), FIDELITY)
 
 
 def kernel_step(
@@ -322,7 +340,7 @@ def kernel_step(
     return kernel
 
 
-def clean(kernel: np.ndarray) -> np.ndarray:
+def clean(kernel: np.ndarray, kept: float = KEPT) -> np.ndarray:
     """Non-negative, faint values and small islands dropped, summing to 1 (a point when nothing is left)."""
     kernel = np.maximum(kernel, 0)
     if kernel.sum() <= 0:
@@ -330,7 +348,7 @@ def clean(kernel: np.ndarray) -> np.ndarray:
         point[kernel.shape[0] // 2, kernel.shape[1] // 2] = 1
         return point
     kernel = kernel / kernel.sum()
-    kernel[kernel < kernel.max() / 20] = 0
+    kernel[kernel < kernel.max() / kept] = 0
     labels, pieces = ndimage.label(kernel > 0, structure=np.ones((3, 3)))
     if pieces > 1:
         mass = ndimage.sum(kernel, labels, index=np.arange(1, pieces + 1))
@@ -372,7 +390,7 @@ def _extent(kernel: np.ndarray) -> int:
 
 def _support(kernel: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Rows and columns of the kernel's support: its values above the faint part `clean` drops (1/20 of the peak)."""
-    return np.nonzero(kernel > kernel.max() / 20)
+    return np.nonzero(kernel > kernel.max() / KEPT)
 
 
 def _at_scale(kernel: np.ndarray, factor: float) -> np.ndarray:
