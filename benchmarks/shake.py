@@ -12,7 +12,8 @@ side.
         [--methods network,kernel-aware,kernel,kernel:3]
 
 `--shake` is the shake's length as a share of the photo's longer side. A method written `name:N` tries N
-camera-shake estimates per photo (`--estimates N`).
+camera-shake estimates per photo (`--estimates N`); a plain name tries as many as `deblur predict` does
+(`deblur.shake.tries.ESTIMATES`).
 """
 
 from __future__ import annotations
@@ -34,13 +35,16 @@ def measure(method: str, width: int, height: int, repeats: int, shake: float) ->
 
     from deblur.data.kernels import shake_trajectory, trajectory_kernel
     from deblur.inference import open_deblurrer
+    from deblur.shake.tries import ESTIMATES
     from deblur.timings.photos import sample_photo
 
     kernel = trajectory_kernel(shake_trajectory(np.random.default_rng(0), shake * max(width, height)))
     sharp = sample_photo(width, height)
     blurry = np.stack([fftconvolve(sharp[:, :, c], kernel, mode="same") for c in range(3)], -1).astype(np.float32)
     method, _, estimates = method.partition(":")
-    deblurrer, _ = open_deblurrer(None, method=method, estimates=int(estimates or 1), log=lambda _: None)
+    deblurrer, _ = open_deblurrer(
+        None, method=method, estimates=int(estimates) if estimates else ESTIMATES, log=lambda _: None
+    )
     if method == "kernel-aware" and not deblurrer.kernel_aware:
         raise SystemExit("this copy of deblur has no kernel-aware network: the default ran as the network")
     deblurrer(blurry)  # warm-up: compiling for the shape
