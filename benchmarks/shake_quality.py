@@ -47,7 +47,6 @@ def make(photos: Path, out: Path, seed: int = 36) -> None:
     """Four held-out sets of 32 pairs each from `photos` (each photo in one set only)."""
     from deblur.config import SynthConfig
     from deblur.data.degrade import degrade
-    from deblur.data.kernels import GAMMA, apply_blur, shake_trajectory, trajectory_kernel
 
     rng = np.random.default_rng(seed)
     files = sorted(p for p in photos.rglob("*") if p.suffix.lower() in SUFFIXES)
@@ -70,11 +69,7 @@ def make(photos: Path, out: Path, seed: int = 36) -> None:
             if recipe != "shake_photos":
                 sharp = _gray_crop(sharp, 255)
             length = rng.uniform(15, 60) if recipe == "shake_photos" else rng.uniform(13, 27)
-            path_ = shake_trajectory(rng, length)
-            middle = complex((path_.real.min() + path_.real.max()) / 2, (path_.imag.min() + path_.imag.max()) / 2)
-            kernel = trajectory_kernel(path_, middle)  # anchored at its extent's middle, as recorded kernels are
-            gamma = 1.0 if recipe == "shake_small_srgb" else GAMMA
-            blurry = np.power(np.clip(apply_blur(np.power(sharp, gamma), kernel), 0, 1), 1 / gamma)
+            blurry = _shaken(sharp, rng, length, linear=recipe != "shake_small_srgb")
             if recipe == "shake_photos":  # a camera's noise, then its JPEG
                 blurry = blurry + rng.normal(0, rng.uniform(0.005, 0.02), blurry.shape)
                 quality = int(rng.integers(80, 96))
@@ -88,8 +83,6 @@ def make_long(photos: Path, out: Path, count: int = 60, seed: int = 2026) -> Non
     """One held-out set of `count` whole photos (at least 400 px on the short side, scaled to at most 800 on the
     long one) shaken by this project's camera paths 15 to 80 px long: for choosing the estimate's settings away
     from the sets that measure them (the refit's length rule, the plain model card)."""
-    from deblur.data.kernels import GAMMA, apply_blur, shake_trajectory, trajectory_kernel
-
     rng = np.random.default_rng(seed)
     files = sorted(p for p in photos.rglob("*") if p.suffix.lower() in SUFFIXES)
     files = [p for p in files if min(Image.open(p).size) >= 400]
@@ -101,13 +94,21 @@ def make_long(photos: Path, out: Path, count: int = 60, seed: int = 2026) -> Non
             size = (round(image.size[0] * scale), round(image.size[1] * scale))
             image = image.resize(size, Image.Resampling.LANCZOS)
         sharp = np.asarray(image, np.float32) / 255
-        path_ = shake_trajectory(rng, rng.uniform(15, 80))
-        middle = complex((path_.real.min() + path_.real.max()) / 2, (path_.imag.min() + path_.imag.max()) / 2)
-        kernel = trajectory_kernel(path_, middle)
-        blurry = np.power(np.clip(apply_blur(np.power(sharp, GAMMA), kernel), 0, 1), 1 / GAMMA)
+        blurry = _shaken(sharp, rng, rng.uniform(15, 80), linear=True)
         blurry = blurry + rng.normal(0, rng.uniform(0.005, 0.015), blurry.shape)
         _write_pair(out, f"{path.parent.name}_{path.stem}", blurry, sharp, int(rng.integers(85, 96)))
     print(f"wrote {out}")
+
+
+def _shaken(sharp: np.ndarray, rng: np.random.Generator, length: float, linear: bool) -> np.ndarray:
+    """`sharp` blurred by a random camera path `length` px long, in linear light (GOPRO's gamma) or in sRGB values."""
+    from deblur.data.kernels import GAMMA, apply_blur, shake_trajectory, trajectory_kernel
+
+    path = shake_trajectory(rng, length)
+    middle = complex((path.real.min() + path.real.max()) / 2, (path.imag.min() + path.imag.max()) / 2)
+    kernel = trajectory_kernel(path, middle)  # anchored at its extent's middle, as recorded kernels are
+    gamma = GAMMA if linear else 1.0
+    return np.power(np.clip(apply_blur(np.power(sharp, gamma), kernel), 0, 1), 1 / gamma)
 
 
 def _write_pair(out: Path, name: str, blurry: np.ndarray, sharp: np.ndarray, quality: int | None) -> None:
