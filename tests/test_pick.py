@@ -10,8 +10,8 @@ from test_shake import psnr, shaken
 
 from deblur.errors import SettingError
 from deblur.shake.deconvolve import deconvolve
-from deblur.shake.estimate import EstimateSettings, _extent, estimate_kernel, tried
-from deblur.shake.pick import normalised_sparsity, sharpest
+from deblur.shake.estimate import KEPT, EstimateSettings, _extent, estimate_kernel, tried
+from deblur.shake.pick import broken, chosen, normalised_sparsity, sharpest
 from deblur.shake.tries import ESTIMATES, MORE_WEIGHTS, MOST_ESTIMATES, check_estimates
 
 
@@ -24,7 +24,7 @@ def box(length: int, size: int = 31) -> np.ndarray:
 
 def pick(photo: np.ndarray, kernels: list[np.ndarray], margin: float) -> int:
     """`sharpest`, each kernel's length measured as the estimate measures it."""
-    return sharpest(photo, kernels, [_extent(kernel) for kernel in kernels], margin)
+    return sharpest(photo, kernels, [_extent(kernel) for kernel in kernels], margin, KEPT)
 
 
 def test_normalised_sparsity_falls_as_a_photo_sharpens_and_ignores_its_contrast():
@@ -43,6 +43,26 @@ def test_the_estimate_whose_deconvolution_is_sharpest_is_kept_only_past_the_marg
     assert pick(photo, [right, wrong], margin=0.03) == 0
     assert pick(photo, [wrong, right], margin=0.99) == 0  # not past the margin: the first stays
     assert psnr(sharp, deconvolve(blurry, right)) > psnr(sharp, deconvolve(blurry, wrong)) + 3
+
+
+def test_a_kernel_in_pieces_is_told_from_a_whole_path_and_held_against_its_estimate():
+    path = box(9)
+    hook = path.copy()
+    hook[16, 17] = 1 / 9  # a diagonal step: still one piece, 8-connected
+    apart = box(9)
+    apart[15, 20:22] = 0  # the stroke broken in the middle
+    apart[15, 25] = 1 / 9  # and a piece beyond it
+    faint = path.copy()
+    faint[5, 5] = 0.1 * path.max() / KEPT  # under the faint part: not a piece
+    assert not broken(path, KEPT) and not broken(hook, KEPT) and not broken(faint, KEPT)
+    assert broken(apart, KEPT)
+    lengths, margin = [9, 9], 0.03
+    scores = [1.0, 1.0 - margin / 2]  # the second sharper, but not past the margin
+    assert chosen(scores, lengths, margin, [False, False]) == 0
+    assert chosen(scores, lengths, margin, [True, False]) == 1  # a broken first no longer holds its place
+    assert chosen([1.0, 1.0 - 2 * margin], lengths, margin, [False, True]) == 0  # nor does a broken second win
+    assert chosen(scores, lengths, margin, [True, True]) == 0  # both broken: as if neither
+    assert chosen([1.0, 1.0 - 2 * margin], lengths, margin, [True, True]) == 1
 
 
 def test_a_candidate_over_four_times_the_first_estimates_length_is_not_considered():

@@ -21,7 +21,7 @@ from scipy import fft, ndimage
 from deblur.shake.deconvolve import FIDELITY, THREADS, soft_shrink
 from deblur.shake.edges import edge_threshold, strong_edges
 from deblur.shake.fourier import gradients, kernel_of, spectrum, wrap_edges
-from deblur.shake.pick import chosen, deconvolved_sparsity
+from deblur.shake.pick import broken, chosen, deconvolved_sparsity
 from deblur.shake.split import growing, split
 from deblur.shake.tries import MORE_WEIGHTS, check_estimates
 
@@ -111,7 +111,8 @@ class EstimateSettings:
     refit_kept: float = 30.0
     refit_long: int = 36
     # Other L0 weights (`smoothness`) estimated as well, side by side, the one whose deconvolution is sharpest kept
-    # where it beats the first by `pick_margin` (`pick.sharpest`); none by default, for the time (`deblur.shake.tries`).
+    # where it beats the first by `pick_margin`, a kernel in pieces held against its estimate (`pick.sharpest`); none
+    # by default, for the time (`deblur.shake.tries`).
     candidates: tuple[float, ...] = ()
     pick_margin: float = 0.03
 
@@ -147,7 +148,8 @@ def resize(image: np.ndarray, shape: tuple[int, int]) -> np.ndarray:
 
 def estimate_kernel(blurry: np.ndarray, settings: EstimateSettings = EstimateSettings()) -> Estimate:
     """The camera-shake kernel of an HWC RGB (or HW gray) blurry photo: one estimate per L0 weight (`smoothness`,
-    then `candidates`, side by side on threads), the one whose deconvolution is sharpest kept (`pick.sharpest`)."""
+    then `candidates`, side by side on threads), the one whose deconvolution is sharpest kept (`pick.sharpest`; a
+    kernel in pieces, its faint values under 1/`KEPT` of the peak left out, counts against it)."""
     photo = blurry @ LUMA if blurry.ndim == 3 else blurry.astype(np.float32)
     weights = (settings.smoothness, *settings.candidates)
     if len(weights) == 1:
@@ -161,7 +163,8 @@ def estimate_kernel(blurry: np.ndarray, settings: EstimateSettings = EstimateSet
 
     with ThreadPoolExecutor(min(len(weights), THREADS)) as pool:
         estimates, scores = zip(*pool.map(scored, weights), strict=True)
-    return estimates[chosen(list(scores), [_extent(e.kernel) for e in estimates], settings.pick_margin)]
+    lengths = [_extent(e.kernel) for e in estimates]
+    return estimates[chosen(list(scores), lengths, settings.pick_margin, [broken(e.kernel, KEPT) for e in estimates])]
 
 
 def _estimate(photo: np.ndarray, settings: EstimateSettings) -> Estimate:
