@@ -10,8 +10,8 @@ from test_shake import psnr, shaken
 
 from deblur.errors import SettingError
 from deblur.shake.deconvolve import deconvolve
-from deblur.shake.estimate import KEPT, EstimateSettings, _extent, estimate_kernel, tried
-from deblur.shake.pick import broken, chosen, normalised_sparsity, sharpest
+from deblur.shake.estimate import KEPT, EstimateSettings, _broken, _extent, estimate_kernel, tried
+from deblur.shake.pick import chosen, normalised_sparsity, sharpest
 from deblur.shake.tries import ESTIMATES, MORE_WEIGHTS, MOST_ESTIMATES, check_estimates
 
 
@@ -23,8 +23,8 @@ def box(length: int, size: int = 31) -> np.ndarray:
 
 
 def pick(photo: np.ndarray, kernels: list[np.ndarray], margin: float) -> int:
-    """`sharpest`, each kernel's length measured as the estimate measures it."""
-    return sharpest(photo, kernels, [_extent(kernel) for kernel in kernels], margin, KEPT)
+    """`sharpest`, each kernel's length and pieces measured as the estimate measures them."""
+    return sharpest(photo, kernels, [_extent(k) for k in kernels], margin, [_broken(k) for k in kernels])
 
 
 def test_normalised_sparsity_falls_as_a_photo_sharpens_and_ignores_its_contrast():
@@ -54,8 +54,8 @@ def test_a_kernel_in_pieces_is_told_from_a_whole_path_and_held_against_its_estim
     apart[15, 25] = 1 / 9  # and a piece beyond it
     faint = path.copy()
     faint[5, 5] = 0.1 * path.max() / KEPT  # under the faint part: not a piece
-    assert not broken(path, KEPT) and not broken(hook, KEPT) and not broken(faint, KEPT)
-    assert broken(apart, KEPT)
+    assert not _broken(path) and not _broken(hook) and not _broken(faint)
+    assert _broken(apart)
     lengths, margin = [9, 9], 0.03
     scores = [1.0, 1.0 - margin / 2]  # the second sharper, but not past the margin
     assert chosen(scores, lengths, margin, [False, False]) == 0

@@ -21,7 +21,7 @@ from scipy import fft, ndimage
 from deblur.shake.deconvolve import FIDELITY, THREADS, soft_shrink
 from deblur.shake.edges import edge_threshold, strong_edges
 from deblur.shake.fourier import gradients, kernel_of, spectrum, wrap_edges
-from deblur.shake.pick import broken, chosen, deconvolved_sparsity
+from deblur.shake.pick import chosen, deconvolved_sparsity
 from deblur.shake.split import growing, split
 from deblur.shake.tries import MORE_WEIGHTS, check_estimates
 
@@ -164,7 +164,7 @@ def estimate_kernel(blurry: np.ndarray, settings: EstimateSettings = EstimateSet
     with ThreadPoolExecutor(min(len(weights), THREADS)) as pool:
         estimates, scores = zip(*pool.map(scored, weights), strict=True)
     lengths = [_extent(e.kernel) for e in estimates]
-    return estimates[chosen(list(scores), lengths, settings.pick_margin, [broken(e.kernel, KEPT) for e in estimates])]
+    return estimates[chosen(list(scores), lengths, settings.pick_margin, [_broken(e.kernel) for e in estimates])]
 
 
 def _estimate(photo: np.ndarray, settings: EstimateSettings) -> Estimate:
@@ -392,8 +392,18 @@ def _extent(kernel: np.ndarray) -> int:
 
 
 def _support(kernel: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Rows and columns of the kernel's support: its values above the faint part `clean` drops (1/20 of the peak)."""
-    return np.nonzero(kernel > kernel.max() / KEPT)
+    """Rows and columns of the kernel's support."""
+    return np.nonzero(_supported(kernel))
+
+
+def _supported(kernel: np.ndarray) -> np.ndarray:
+    """The kernel's support as a mask: its values above the faint part `clean` drops (1/20 of the peak)."""
+    return kernel > kernel.max() / KEPT
+
+
+def _broken(kernel: np.ndarray) -> bool:
+    """Whether the kernel's support makes more than one 8-connected piece (`pick.BROKEN`)."""
+    return ndimage.label(_supported(kernel), structure=np.ones((3, 3)))[1] > 1
 
 
 def _at_scale(kernel: np.ndarray, factor: float) -> np.ndarray:

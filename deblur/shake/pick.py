@@ -11,7 +11,6 @@ moves in one stroke.
 from __future__ import annotations
 
 import numpy as np
-from scipy import ndimage
 
 from deblur.shake.deconvolve import deconvolve
 
@@ -45,24 +44,25 @@ def deconvolved_sparsity(photo: np.ndarray, kernel: np.ndarray) -> float:
     return normalised_sparsity(deconvolve(photo[:, :, None], kernel)[inner + (0,)])
 
 
-def sharpest(photo: np.ndarray, kernels: list[np.ndarray], lengths: list[int], margin: float, faint: float) -> int:
+def sharpest(
+    photo: np.ndarray, kernels: list[np.ndarray], lengths: list[int], margin: float, broken: list[bool]
+) -> int:
     """Which of `kernels` (estimates of the gray `photo`'s shake, `lengths` px long at its size, the first the
     default's) deconvolves it with the lowest `normalised_sparsity`, where that is over `margin` below the first's;
-    else 0, the first. One `too_long` is not deconvolved; one `broken` (values under 1/`faint` of the peak left out)
-    scores `BROKEN` higher."""
+    else 0, the first. One `too_long` is not deconvolved; one `broken` (its support in more than one piece) scores
+    `BROKEN` higher."""
     scores = [
         np.inf if long else deconvolved_sparsity(photo, kernel)
         for kernel, long in zip(kernels, too_long(lengths), strict=True)
     ]
-    return chosen(scores, lengths, margin, [broken(kernel, faint) for kernel in kernels])
+    return chosen(scores, lengths, margin, broken)
 
 
-def chosen(scores: list[float], lengths: list[int], margin: float, pieces: list[bool]) -> int:
-    """`sharpest`'s choice from the estimates' scores (`deconvolved_sparsity`, taken beside each estimate), `pieces`
-    saying which are `broken`."""
+def chosen(scores: list[float], lengths: list[int], margin: float, broken: list[bool]) -> int:
+    """`sharpest`'s choice from the estimates' scores (`deconvolved_sparsity`, taken beside each estimate)."""
     scores = [
         np.inf if long else score * (1 + BROKEN) if apart else score
-        for score, long, apart in zip(scores, too_long(lengths), pieces, strict=True)
+        for score, long, apart in zip(scores, too_long(lengths), broken, strict=True)
     ]
     best = int(np.argmin(scores))
     return best if scores[best] < scores[0] * (1 - margin) else 0
@@ -72,8 +72,3 @@ def too_long(lengths: list[int]) -> list[bool]:
     """Which estimates, `lengths` px long, are over `LONGEST` times the first's length (at least 3 px): never kept."""
     longest = LONGEST * max(lengths[0], 3)
     return [length > longest for length in lengths]
-
-
-def broken(kernel: np.ndarray, faint: float) -> bool:
-    """Whether the kernel's values over 1/`faint` of its peak make more than one 8-connected piece."""
-    return ndimage.label(kernel > kernel.max() / faint, structure=np.ones((3, 3)))[1] > 1
