@@ -146,8 +146,9 @@ def test_a_clip_that_plain_predict_left_half_done_is_finished_by_the_workers_and
     (tmp_path / "in").mkdir()
     clip = make_clip(tmp_path / "in" / "walk.mp4", frames=130, size=(48, 64))  # 3 segments of 2 s at 30 fps
     target = tmp_path / "out" / "walk.mp4"
-    # as `predict --runtime tensorflow --method kernel` opens it: each frame by the kernel path, with a warning
-    opened, _ = open_deblurrer(model, runtime="tensorflow", method="kernel", log=lambda _: None)
+    # as `predict --runtime tensorflow --method kernel --estimates 1` opens it: each frame by the kernel path, with a
+    # warning (one estimate a frame: two had made this the suite's slowest test)
+    opened, _ = open_deblurrer(model, runtime="tensorflow", method="kernel", estimates=1, log=lambda _: None)
     with pytest.raises(KeyboardInterrupt):
         # a frame a call by the kernel path: after the first segment's 60 frames
         deblur_clip(clip, target, Interrupting(opened.for_clips()[0], calls=60), log=lambda _: None)
@@ -161,6 +162,8 @@ def test_a_clip_that_plain_predict_left_half_done_is_finished_by_the_workers_and
         str(model),
         "--method",
         "kernel",
+        "--estimates",
+        "1",
     ]
     scaled = CliRunner().invoke(app, [*args, "--runtime", "tensorflow", "--engine", "ray"])  # not quiet: its notes
     assert scaled.exit_code == 0, scaled.output

@@ -15,6 +15,7 @@ from deblur.shake.estimate import (
     EstimateSettings,
     centre,
     estimate_kernel,
+    kernel_step,
     refinement_scales,
     search_support,
     working_scale,
@@ -238,6 +239,20 @@ def test_a_large_photo_is_estimated_downscaled_and_the_kernel_scaled_back():
     assert estimate.scale == pytest.approx(1 / 3)
     assert estimate.kernel.shape[0] == pytest.approx(3 * estimate.working.shape[0], abs=2)
     assert estimate.kernel.shape[0] % 2 == 1
+
+
+def test_the_kernel_update_finds_the_kernel_that_blurred_the_edges():
+    # Without a prior (a negligible weight, no sparsity) the least squares give back the kernel exactly: the normal
+    # operator, a circular convolution of which only the middle window is kept, must not wrap into that window.
+    rng = np.random.default_rng(0)
+    for size in (3, 7, 15):
+        kernel = rng.random((size, size)).astype(np.float32)
+        kernel /= kernel.sum()
+        edges = tuple(rng.normal(size=(2, 64, 80)).astype(np.float32))
+        blurred = tuple(spectrum(g) * otf(kernel, (64, 80)) for g in edges)
+        settings = EstimateSettings(kernel_weight=1e-6, sparsity=0.0, cg_steps=400)
+        found = kernel_step(edges, blurred, (64, 80), np.ones((size, size), np.float32), settings)
+        np.testing.assert_allclose(found, kernel, atol=1e-4)
 
 
 def test_the_edge_threshold_keeps_enough_pixels_in_every_direction_and_no_more():
