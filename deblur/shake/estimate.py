@@ -352,7 +352,7 @@ def clean(kernel: np.ndarray, kept: float = KEPT) -> np.ndarray:
         return point
     kernel = kernel / kernel.sum()
     kernel[kernel < kernel.max() / kept] = 0
-    labels, pieces = ndimage.label(kernel > 0, structure=np.ones((3, 3)))
+    labels, pieces = _pieces(kernel > 0)
     if pieces > 1:
         mass = ndimage.sum(kernel, labels, index=np.arange(1, pieces + 1))
         keep = np.concatenate([[False], mass >= 0.1 * mass.max()])
@@ -402,8 +402,13 @@ def _supported(kernel: np.ndarray) -> np.ndarray:
 
 
 def _broken(kernel: np.ndarray) -> bool:
-    """Whether the kernel's support makes more than one 8-connected piece (`pick.BROKEN`)."""
-    return ndimage.label(_supported(kernel), structure=np.ones((3, 3)))[1] > 1
+    """Whether the kernel's support makes more than one piece (`pick.BROKEN`)."""
+    return _pieces(_supported(kernel))[1] > 1
+
+
+def _pieces(mask: np.ndarray) -> tuple[np.ndarray, int]:
+    """The mask's 8-connected pieces: each pixel's label (0 outside), and how many there are."""
+    return ndimage.label(mask, structure=np.ones((3, 3)))
 
 
 def _at_scale(kernel: np.ndarray, factor: float) -> np.ndarray:

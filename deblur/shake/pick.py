@@ -61,7 +61,7 @@ def sharpest(
 def chosen(scores: list[float], lengths: list[int], margin: float, broken: list[bool]) -> int:
     """`sharpest`'s choice from the estimates' scores (`deconvolved_sparsity`, taken beside each estimate)."""
     scores = [
-        np.inf if long else score * (1 + BROKEN) if apart else score
+        np.inf if long else score * (1 + BROKEN * apart)
         for score, long, apart in zip(scores, too_long(lengths), broken, strict=True)
     ]
     best = int(np.argmin(scores))
