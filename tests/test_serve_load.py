@@ -16,10 +16,13 @@ def model(tmp_path_factory):
 
 
 @pytest.mark.slow
-def test_sixteen_clients_forty_eight_requests(model):
-    with running_server("--model", str(model), "--queue", "4") as server:
+def test_sixteen_clients_forty_eight_requests_to_a_server_that_warns_it_listens_beyond_this_machine(model):
+    # One server for both: each start and stop takes about 12 s of the suite.
+    with running_server("--model", str(model), "--queue", "4", "--host", "0.0.0.0") as server:
         report = run_load(server, clients=16, requests=48)
         print(report.summary())
+        output = "".join(server.output)
+    assert "warning: listening on 0.0.0.0, not only this machine" in output
     assert report.problems() == []
     statuses = [outcome.status for outcome in report.outcomes]
     assert len(statuses) == 48 and statuses.count(None) == 8  # the aborted uploads
@@ -60,13 +63,6 @@ def test_sigterm_finishes_the_deblur_in_progress_refuses_the_rest_and_exits_0(mo
     assert "Traceback" not in output
     with pytest.raises(OSError):
         request(server.host, server.port, "GET", "/healthz", timeout=2)
-
-
-@pytest.mark.slow
-def test_listening_beyond_this_machine_warns(model):
-    with running_server("--model", str(model), "--host", "0.0.0.0") as server:
-        output = "".join(server.output)
-    assert "warning: listening on 0.0.0.0, not only this machine" in output
 
 
 def test_a_port_in_use_is_one_clear_error():

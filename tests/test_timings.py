@@ -1,6 +1,7 @@
 """`deblur timings` end to end on the smoke model: JSON schema, chart, skip reasons, refusal to overwrite."""
 
 import json
+from dataclasses import replace
 
 import pytest
 from helpers import make_flat_dataset
@@ -10,7 +11,7 @@ from typer.testing import CliRunner
 from deblur.cli import app
 from deblur.config import load_config
 from deblur.model import GRADIENTS
-from deblur.timings.run import Preset, run_timings
+from deblur.timings.run import PRESETS, Preset, run_timings
 from deblur.timings.stages import STAGE_NAMES
 
 runner = CliRunner()
@@ -24,6 +25,15 @@ STAGE_KEYS = {
     "speedup",
     "skipped",
 }
+
+
+@pytest.fixture(scope="module", autouse=True)
+def loaders_timed_briefly():
+    """The quick preset times each loader for 30 batches and 2 s at least: real use's figures, and a third of each
+    run's time here, where only that each loader is timed matters."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setitem(PRESETS, "quick", replace(PRESETS["quick"], loader_batches=4, loader_seconds=0))
+        yield
 
 
 @pytest.fixture(scope="module")
