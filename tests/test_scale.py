@@ -35,6 +35,12 @@ def photos(folder: Path, count: int, size=(40, 56)) -> Path:
     return folder
 
 
+def three_segment_clip(path: Path) -> Path:
+    """3 segments of 2 s at 5 fps: 10, 10 and 2 frames (at 30 fps, 130 frames, the two clip tests took 50 s of the
+    suite)."""
+    return make_clip(path, frames=22, size=(48, 64), fps=5)
+
+
 def predict(*args):
     return CliRunner().invoke(app, ["predict", *map(str, args), "--runtime", "tensorflow", "-q"])
 
@@ -105,8 +111,8 @@ def test_a_killed_worker_loses_no_output_and_a_killed_run_is_finished_by_running
     assert 0 < len(done) < 24
     assert all(path.read_bytes() == data for path, data in kept.items())
 
-    # in this process: the same command, less a start of Python and TensorFlow
-    again = predict(inputs, "--out", out, "--model", model, "--engine", "ray", "--workers", 2)
+    # the same command, in this process: a start of Python and TensorFlow less
+    again = CliRunner().invoke(app, command[3:])
     assert again.exit_code == 0, again.output
     assert f"{24 - len(done)} done, {len(done)} skipped, 0 failed" in again.output
     assert len(list(out.glob("*.png"))) == 24
@@ -121,8 +127,7 @@ def test_a_clip_is_made_in_segments_by_the_workers_and_joined_as_plain_predict_j
     # too little for a shifted segment (neighbouring frames of this clip differ by 58 or more).
     model = save_model(tmp_path / "run", zero_init_output=True)
     (tmp_path / "in").mkdir()
-    # 3 segments of 2 s at 5 fps: 10, 10 and 2 frames (at 30 fps, 130 frames, these two tests took 50 s of the suite)
-    clip = make_clip(tmp_path / "in" / "walk.mp4", frames=22, size=(48, 64), fps=5)
+    clip = three_segment_clip(tmp_path / "in" / "walk.mp4")
     same = ("--model", model, "--crf", 0)
     plain = predict(clip, "--out", tmp_path / "plain", *same)
     scaled = predict(tmp_path / "in", "--out", tmp_path / "scaled", *same, "--engine", "ray")
@@ -145,8 +150,7 @@ def test_a_clip_that_plain_predict_left_half_done_is_finished_by_the_workers_and
 
     model = save_model(tmp_path / "run", zero_init_output=True)
     (tmp_path / "in").mkdir()
-    # 3 segments of 2 s at 5 fps: 10, 10 and 2 frames (at 30 fps, 130 frames, these two tests took 50 s of the suite)
-    clip = make_clip(tmp_path / "in" / "walk.mp4", frames=22, size=(48, 64), fps=5)
+    clip = three_segment_clip(tmp_path / "in" / "walk.mp4")
     target = tmp_path / "out" / "walk.mp4"
     # as `predict --runtime tensorflow --method kernel --estimates 1` opens it: each frame by the kernel path, with a
     # warning (one estimate a frame: two had made this the suite's slowest test)

@@ -172,6 +172,10 @@ def test_other_settings_start_over(model, tmp_path):
     assert report.resumed_frames == 0 and any("starting over" in m for m in messages)
 
 
+# Segments of the stopping script and of its finishing run: the same, or the run would start over.
+STOPPED_SEGMENT_SECONDS = 0.5
+
+
 def stopping_script(source, target, model, stop: str, *, as_the_command: bool = False) -> str:
     """A process deblurring `source` in segments of half a second that sends itself `stop` (a signal's name) at its
     third model call (`finished_here` makes the same call again); `as_the_command` installs the deblur command's
@@ -194,7 +198,8 @@ def stopping_script(source, target, model, stop: str, *, as_the_command: bool = 
                 os.kill(os.getpid(), signal.{stop})
             return many(images)
         deblurrer.many = stopping
-        deblur_clip(Path({str(source)!r}), Path({str(target)!r}), deblurrer, VideoOptions(segment_seconds=0.5))
+        options = VideoOptions(segment_seconds={STOPPED_SEGMENT_SECONDS})
+        deblur_clip(Path({str(source)!r}), Path({str(target)!r}), deblurrer, options)
         """
     )
 
@@ -202,7 +207,8 @@ def stopping_script(source, target, model, stop: str, *, as_the_command: bool = 
 def finished_here(source, target, model) -> tuple[int, int]:
     """The stopped script's call again, in this process (a start of Python and TensorFlow less): frames resumed,
     of how many."""
-    report = deblur_clip(source, target, load_deblurrer(model), VideoOptions(segment_seconds=0.5), log=lambda _: None)
+    options = VideoOptions(segment_seconds=STOPPED_SEGMENT_SECONDS)
+    report = deblur_clip(source, target, load_deblurrer(model), options, log=lambda _: None)
     return report.resumed_frames, report.frames
 
 
