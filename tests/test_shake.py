@@ -231,6 +231,22 @@ def test_the_refit_keeps_fainter_kernel_values_than_the_other_rounds(monkeypatch
     assert set(kept) == {estimate.KEPT}
 
 
+def test_the_refit_fits_the_kernel_to_more_edges_than_the_other_rounds(monkeypatch):
+    from deblur.shake import estimate
+
+    asked = []
+    threshold = estimate.edge_threshold
+    monkeypatch.setattr(
+        estimate, "edge_threshold", lambda gx, gy, size, per: asked.append(per) or threshold(gx, gy, size, per)
+    )
+    blurry = shaken(15)[1]
+    estimate_kernel(blurry, EstimateSettings(refit_rounds=2, edges=15, refit_edges=40))
+    assert asked[-1] == 40 and set(asked[:-1]) == {15}  # each `_iterate` sets its threshold once, the refit's last
+    asked.clear()
+    estimate_kernel(blurry, EstimateSettings(refit_rounds=0, edges=15, refit_edges=40))
+    assert set(asked) == {15}
+
+
 def test_a_large_photo_is_estimated_downscaled_and_the_kernel_scaled_back():
     _, blurry, _ = shaken(9)
     large = np.kron(blurry, np.ones((3, 3, 1), np.float32))  # 768x768: the same shake, three times as long
