@@ -248,20 +248,20 @@ def _iterate(
     settings: EstimateSettings,
     latent_of: Latent | None = None,
     kept: float = KEPT,
-    edges: float | None = None,
+    per_direction: float | None = None,
 ) -> tuple[np.ndarray, float]:
     """`rounds` of a latent (`latent_of`, the L0 one unless given) and a kernel update, which drops values under
-    1/`kept` of its peak and is fitted to the strongest `edges` (`settings.edges` unless given) kernel widths of
-    the latent's gradients a direction; the kernel, and the smoothness reached."""
+    1/`kept` of its peak and is fitted to the strongest `per_direction` (`settings.edges` unless given) kernel
+    widths of the latent's gradients a direction; the kernel, and the smoothness reached."""
     latent_of = latent_of or l0_latent
-    edges = settings.edges if edges is None else edges
+    per_direction = settings.edges if per_direction is None else per_direction
     threshold = None
     observed_spectra = tuple(spectrum(g) for g in gradients(observed))  # the same for every round
     for _ in range(rounds):
         latent = latent_of(observed, kernel, smoothness, settings)
         gx, gy = gradients(latent)
         if threshold is None:  # each round starts from its own edges; 0 edges keeps them all
-            threshold = edge_threshold(gx, gy, kernel.shape[0], edges) if edges else 0.0
+            threshold = edge_threshold(gx, gy, kernel.shape[0], per_direction) if per_direction else 0.0
         edges = strong_edges(gx, gy, threshold)
         kernel = clean(
             centre(clean(kernel_step(edges, observed_spectra, observed.shape, kernel, settings), kept)), kept
