@@ -236,6 +236,19 @@ def test_run_folder_guards(tmp_path):
         quiet_train(smoke_config("model.width=4"), tmp_path / "run")
 
 
+def test_the_run_folder_is_checked_before_the_workers_join(tmp_path, monkeypatch):
+    # Making MultiWorkerMirroredStrategy waits for every worker, and the chief writes the folder's config only
+    # after it: a worker that checked later could find the config half-written (CI, 2026-12-03).
+    def no_strategy(*args):
+        raise AssertionError("the strategy was made before the run folder was checked")
+
+    monkeypatch.setattr(trainer, "make_strategy", no_strategy)
+    (tmp_path / "run").mkdir()
+    (tmp_path / "run" / ".config.yaml.x.tmp").write_text("model:")  # the chief's config, half-written
+    with pytest.raises(RunFolderError, match="not a deblur run"):
+        quiet_train(smoke_config(), tmp_path / "run")
+
+
 def test_bad_data_trains_nothing(tmp_path):
     data = make_flat_dataset(tmp_path / "data", count=3)
     (data / "sharp" / "001.png").unlink()

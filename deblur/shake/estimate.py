@@ -260,7 +260,7 @@ def _iterate(
     for _ in range(rounds):
         latent = latent_of(observed, kernel, smoothness, settings)
         gx, gy = gradients(latent)
-        if threshold is None:  # each round starts from its own edges; 0 edges keeps them all
+        if threshold is None:  # each round starts from its own edges; per_direction 0 keeps every gradient
             threshold = edge_threshold(gx, gy, kernel.shape[0], per_direction) if per_direction else 0.0
         edges = strong_edges(gx, gy, threshold)
         kernel = clean(

@@ -91,6 +91,10 @@ class Session:
                 settings=("KERAS_BACKEND",),
             )
         self.deadline = Deadline(self.training.max_minutes)
+        # Every worker checks the folder before the strategy joins them (making it waits for all): the chief
+        # writes into it only after, so a slower worker never finds its config half-written and refuses the run.
+        self.run = check_run_folder(out_dir, config)
+        refuse_other_backend(self.run, "tensorflow")
         if self.training.cpu_replicas > 1:
             split_cpu(self.training.cpu_replicas)
         # The strategy comes first: MultiWorkerMirroredStrategy must be made before other TensorFlow work.
@@ -102,8 +106,6 @@ class Session:
         set_policy(self.precision.policy)
         log(f"precision: {self.precision.policy} ({self.precision.reason})")
         keras.utils.set_random_seed(self.training.seed)
-        self.run = check_run_folder(out_dir, config)
-        refuse_other_backend(self.run, "tensorflow")
         self._find_data()
         self._build_model()
         self._restore()
