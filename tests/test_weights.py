@@ -113,6 +113,7 @@ def test_the_default_deblurs_camera_shake_far_more_than_the_network_and_leaves_a
     default = load_deblurrer(shipped_model(kernel_aware=True), precision="float32", method="kernel-aware")
     network = load_deblurrer(shipped_model(), precision="float32")
     psnr = lambda image: peak_signal_noise_ratio(sharp[20:-20, 20:-20], image[20:-20, 20:-20], data_range=1.0)  # noqa: E731
-    assert psnr(default(blurry)) > psnr(network(blurry)) + 1.0
-    assert psnr(default(blurry)) > psnr(blurry) + 2.0
+    deblurred = psnr(default(blurry))  # once: the kernel path's estimate is most of this test's time
+    assert deblurred > psnr(network(blurry)) + 1.0
+    assert deblurred > psnr(blurry) + 2.0
     assert peak_signal_noise_ratio(sharp, default(sharp), data_range=1.0) > 35  # a sharp photo comes back as it was

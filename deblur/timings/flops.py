@@ -6,6 +6,7 @@ measured minutes apart on the same machine, can be read anywhere.
 
 from __future__ import annotations
 
+import math
 import time
 from dataclasses import dataclass
 
@@ -23,9 +24,13 @@ class MatmulRate:
     gflops: float  # the best of several timed runs
 
 
-def matmul_rate(dtype: str, *, size: int = 2048, repeats: int = 10, runs: int = 3) -> MatmulRate:
+def matmul_rate(dtype: str, *, size: int = 2048, least_seconds: float = 0.25, runs: int = 3) -> MatmulRate:
     """The backend's own `size`x`size` matmul, compiled (a `tf.function`, or `jax.jit` under Keras' JAX backend),
-    in `dtype`, on the default device."""
+    in `dtype`, on the default device: the best of `runs` timed runs of as many matmuls as take `least_seconds`.
+
+    Timed by the clock, not by a fixed count: 30 matmuls had taken 10 s a precision on a 2-core Zen 3 (`deblur
+    timings` measures each precision its stages compute in), where a GPU does one in a fraction of a millisecond.
+    """
     if keras.backend.backend() == "jax":
         import jax
 
@@ -37,14 +42,17 @@ def matmul_rate(dtype: str, *, size: int = 2048, repeats: int = 10, runs: int = 
         a = tf.cast(tf.random.uniform((size, size)), dtype)
         b = tf.cast(tf.random.uniform((size, size)), dtype)
         matmul = tf.function(tf.linalg.matmul)
-    np.asarray(matmul(a, b))  # trace and warm up
-    best = float("inf")
-    for _ in range(runs):
+
+    def timed(repeats: int) -> float:
         started = time.perf_counter()
         for _ in range(repeats):
             product = matmul(a, b)
         np.asarray(product)  # a read-back: the device has finished
-        best = min(best, (time.perf_counter() - started) / repeats)
+        return time.perf_counter() - started
+
+    timed(1)  # trace and warm up
+    repeats = max(1, math.ceil(least_seconds / timed(1)))
+    best = min(timed(repeats) / repeats for _ in range(runs))
     return MatmulRate(dtype, 2 * size**3 / best / 1e9)
 
 
