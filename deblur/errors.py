@@ -45,3 +45,7 @@ def error_reason(err: Exception, limit: int = 200) -> str:
             return line[:limit]
     meaningful = [line for line in lines if not line.endswith(":") and not line.startswith(_NOISE)]
     return (meaningful or lines or [""])[0][:limit]
+
+
+class NothingFoundError(DeblurError, FileNotFoundError):
+    """The inputs name folders only, and none holds a photo or a clip."""

@@ -12,11 +12,11 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
-from deblur.errors import DeblurError, OutputExistsError, SettingError
+from deblur.errors import DeblurError, NothingFoundError, OutputExistsError, SettingError
 from deblur.imageio import (
     DEFAULT_MAX_PIXELS,
     READ_SUFFIXES,
@@ -27,11 +27,13 @@ from deblur.imageio import (
     read_photo,
     write_photo,
 )
-from deblur.inference import Deblurrer, check_min_side, open_deblurrer
 from deblur.settings import PredictSettings, WriteSettings
 from deblur.video.clips import VIDEO_SUFFIXES, is_media_file
 from deblur.video.encode import video_suffix
 from deblur.video.predict import ClipReport, VideoOptions, deblur_clip
+
+if TYPE_CHECKING:
+    from deblur.inference import Deblurrer
 
 MEDIA_SUFFIXES = READ_SUFFIXES | VIDEO_SUFFIXES  # what a folder is searched for
 
@@ -93,10 +95,6 @@ def input_kind(path: Path) -> str:
 
 class NameClashError(SettingError):
     """Two inputs would be written to one output, or an output would replace an input."""
-
-
-class NothingFoundError(DeblurError, FileNotFoundError):
-    """The inputs name folders only, and none holds a photo or a clip."""
 
 
 def plan_inputs(
@@ -177,6 +175,8 @@ def deblur_photos(
     if plan.missing:
         missing = ", ".join(str(path) for path in plan.missing)
         raise ImageReadError(f"no such file or folder: {missing}; nothing was deblurred")
+    from deblur.inference import open_deblurrer  # Keras: not for `--engine` planning, whose workers deblur
+
     deblurrer, _ = open_deblurrer(settings.deblur, log=log)
     return predict_files(plan, deblurrer, settings.write, progress, log=log)
 
@@ -243,6 +243,8 @@ def predict_one(
         raise OutputExistsError(f"{target}: exists; allow overwriting to replace it", settings=("overwrite",))
     photo = read_photo(item.source, max_pixels=max_pixels)
     height, width = photo.rgb.shape[:2]
+    from deblur.inference import check_min_side
+
     check_min_side(width, height, str(item.source))
     on_tiles = progress.image(item.source.name, deblurrer.calls(height, width)) if progress else None
     restored = deblurrer(photo.rgb, on_tiles)

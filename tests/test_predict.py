@@ -33,12 +33,12 @@ def test_every_name_clash_is_listed_before_any_work_and_keep_extension_tells_the
 
 
 def test_a_mistyped_path_is_named_before_the_model_loads(tmp_path, monkeypatch):
-    import deblur.predict
+    import deblur.inference
 
     def never(*args, **kwargs):
         raise AssertionError("the model was loaded")
 
-    monkeypatch.setattr(deblur.predict, "open_deblurrer", never)
+    monkeypatch.setattr(deblur.inference, "open_deblurrer", never)
     Image.fromarray(noise((16, 16, 3))).save(tmp_path / "real.png")
     result = runner.invoke(app, ["predict", str(tmp_path / "real.png"), str(tmp_path / "tpyo.png"), "-q"])
     assert result.exit_code == 1

@@ -179,6 +179,16 @@ def test_a_clip_that_plain_predict_left_half_done_is_finished_by_the_workers_and
         assert video.streams.video[0].frames == 22
 
 
+def test_the_process_that_plans_and_gathers_loads_no_keras():
+    """Photos are deblurred on the workers: the process that plans and gathers them loads neither Keras nor
+    TensorFlow (on a 2-core Zen 3, 10 s of each run before its first task, and the memory, went to it)."""
+    imports = "import deblur.cli.predict, deblur.scale.run, deblur.scale.ray_engine, deblur.scale.worker"
+    loaded = "import sys; print(sorted(name for name in ('keras', 'tensorflow', 'jax') if name in sys.modules))"
+    done = subprocess.run([sys.executable, "-c", f"{imports}; {loaded}"], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip() == "[]"
+
+
 def test_engine_options_without_an_engine_are_an_error(model, tmp_path):
     result = predict(photos(tmp_path / "in", 1), "--out", tmp_path / "out", "--model", model, "--workers", 2)
     assert result.exit_code == 1 and "go with an engine" in result.output and "--engine)" in result.output

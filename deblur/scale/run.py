@@ -18,9 +18,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from deblur.errors import DeblurError, SettingError
-from deblur.inference import open_deblurrer
-from deblur.predict import NothingFoundError
+from deblur.errors import DeblurError, NothingFoundError, SettingError
 from deblur.scale import ENGINES, FAILED_LIST, default_workers, storage
 from deblur.scale.plan import PHOTO, plan_inputs
 from deblur.scale.worker import OK, SKIPPED, WorkerSettings
@@ -70,6 +68,8 @@ def predict_at_scale(
         """What makes a clip's frames (the workers' `for_clips`), which its work folder records as plain predict's
         does, so either command resumes the other's segments; loaded only for clips."""
         if "deblurrer" not in central:
+            from deblur.inference import open_deblurrer
+
             opened, _ = open_deblurrer(settings.deblur, log=log)
             central["deblurrer"], central["note"] = opened.for_clips()
         return central["deblurrer"].identity()

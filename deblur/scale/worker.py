@@ -15,7 +15,6 @@ import numpy as np
 
 from deblur.errors import DeblurError
 from deblur.imageio import decode_photo, encode_photo
-from deblur.inference import check_min_side, open_deblurrer
 from deblur.scale import storage
 from deblur.scale.plan import PHOTO, Task
 from deblur.settings import DeblurSettings, WriteSettings
@@ -46,6 +45,9 @@ class DeblurWorker:
     def __init__(self, settings: WorkerSettings) -> None:
         self.settings = settings
         _limit_threads(settings.threads)
+        # imported here, in the worker: the process that plans the tasks never loads Keras for photos
+        from deblur.inference import open_deblurrer
+
         self.deblurrer, _ = open_deblurrer(settings.deblur, threads=settings.threads)
         # A clip's frames go the way `deblur predict` sends clips (the default: the network).
         self.frames_deblurrer, _ = self.deblurrer.for_clips()
@@ -76,6 +78,8 @@ class DeblurWorker:
             io.BytesIO(storage.read_bytes(task.source)), task.source, max_pixels=self.settings.max_pixels
         )
         height, width = photo.rgb.shape[:2]
+        from deblur.inference import check_min_side
+
         check_min_side(width, height, task.source)
         restored = self.deblurrer(photo.rgb)
         if write.side_by_side:

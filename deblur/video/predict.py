@@ -17,13 +17,15 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from deblur.files import atomic_write_text
 from deblur.imageio import DEFAULT_MAX_PIXELS
-from deblur.inference import Deblurrer
 from deblur.video.clips import Clip, Frame, VideoReadError, frames_per_segment, probe_clip, read_frames
 from deblur.video.encode import Encoding, JoinReport, SegmentWriter, join_segments
+
+if TYPE_CHECKING:
+    from deblur.inference import Deblurrer
 
 SEGMENT_SECONDS = 2.0  # at most this much of the clip is deblurred again after a kill
 
