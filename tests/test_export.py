@@ -124,21 +124,27 @@ def test_an_existing_openvino_bin_is_not_replaced(model, tmp_path):
     assert (tmp_path / "m.bin").read_bytes() == b"the user's weights" and not (tmp_path / "m.xml").exists()
 
 
-@pytest.mark.slow
-def test_savedmodel_signatures_match_predict(model, photo, predicted, tmp_path):
-    out = tmp_path / "serving" / "deblur" / "1"
+@pytest.fixture(scope="module")
+def savedmodel(model, tmp_path_factory):
+    """The model exported once as a SavedModel, laid out as TensorFlow Serving reads it, for the tests that only
+    read it."""
+    out = tmp_path_factory.mktemp("serving") / "deblur" / "1"
     result = export(model, out, "--format", "savedmodel")
     assert result.exit_code == 0, result.output
-    # uint8 in, uint8 out: rounded as predict rounds its PNG; float32: the model's own output.
-    as_uint8 = exported_runner(out, uint8=True)(read(photo))
-    assert psnr(as_uint8, predicted[0]) >= 50
-    assert psnr(exported_runner(out)(read(photo)), predicted[1]) >= 80
+    return out
 
 
 @pytest.mark.slow
-def test_savedmodel_runs_without_deblur_and_in_saved_model_cli(model, photo, predicted, tmp_path):
-    out = tmp_path / "sm"
-    assert export(model, out, "--format", "savedmodel").exit_code == 0
+def test_savedmodel_signatures_match_predict(savedmodel, photo, predicted):
+    # uint8 in, uint8 out: rounded as predict rounds its PNG; float32: the model's own output.
+    as_uint8 = exported_runner(savedmodel, uint8=True)(read(photo))
+    assert psnr(as_uint8, predicted[0]) >= 50
+    assert psnr(exported_runner(savedmodel)(read(photo)), predicted[1]) >= 80
+
+
+@pytest.mark.slow
+def test_savedmodel_runs_without_deblur_and_in_saved_model_cli(savedmodel, photo, predicted, tmp_path):
+    out = savedmodel
     batch = np.asarray(Image.open(photo))[None]
     np.save(tmp_path / "batch.npy", batch)
     # A process that does not import deblur, as a model server has none of it.
