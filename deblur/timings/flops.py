@@ -28,8 +28,9 @@ def matmul_rate(dtype: str, *, size: int = 2048, least_seconds: float = 0.25, ru
     """The backend's own `size`x`size` matmul, compiled (a `tf.function`, or `jax.jit` under Keras' JAX backend),
     in `dtype`, on the default device: the best of `runs` timed runs of as many matmuls as take `least_seconds`.
 
-    Timed by the clock, not by a fixed count: 30 matmuls had taken 10 s a precision on a 2-core Zen 3 (`deblur
-    timings` measures each precision its stages compute in), where a GPU does one in a fraction of a millisecond.
+    Timed by the clock, not by a fixed count: 30 matmuls took 5 s a precision on a quiet 2-core Zen 3 (`deblur
+    timings` measures each precision its stages compute in; this takes 1.4 s there, the same rate within 7%), where
+    a GPU does one in a fraction of a millisecond.
     """
     if keras.backend.backend() == "jax":
         import jax
