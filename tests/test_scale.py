@@ -3,6 +3,7 @@ in the dead-letter list, re-runs that skip what is done, a worker killed mid-run
 
 import csv
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -20,6 +21,8 @@ from deblur.cli import app
 from deblur.scale import FAILED_LIST
 
 pytest.importorskip("ray")
+
+RAY_NOTE = re.compile(r"\t(?:DEBUG|INFO|WARNING) \w+\.py:\d+ -- .*")  # a line Ray's Python logs below ERROR
 
 
 @pytest.fixture(scope="module")
@@ -107,6 +110,9 @@ def test_a_killed_worker_loses_no_output_and_a_killed_run_is_finished_by_running
         if run.poll() is None:
             os.killpg(run.pid, signal.SIGKILL)
     _stop_ray_left_behind()
+    # quiet (-q): Ray's Python log lines are kept to its errors (here a worker's death, shown as Ray reports it)
+    output = run.stdout.read().decode(errors="replace")
+    assert not RAY_NOTE.findall(output), output
     done = written()
     assert 0 < len(done) < 24
     assert all(path.read_bytes() == data for path, data in kept.items())
@@ -242,3 +248,10 @@ def test_folders_without_photos_or_clips_fail_on_the_engine_too(tmp_path):
     )
     assert result.exit_code == 1 and f"no photos or clips in {tmp_path / 'empty'}" in result.output
     assert not (tmp_path / "o").exists()
+
+
+def test_the_summary_says_worker_or_workers():
+    from deblur.scale.run import ScaleReport
+
+    assert ScaleReport(written=["a"], seconds=2.0, workers=1).summary.endswith("in 2.0 s with 1 worker: 0.50 inputs/s")
+    assert "with 2 workers: " in ScaleReport(seconds=2.0, workers=2).summary

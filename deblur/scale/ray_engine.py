@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import asdict
 
 from deblur.errors import SettingError
@@ -43,29 +44,55 @@ def run_on_ray(
     if not tasks:
         return
     started_here = not ray.is_initialized()
-    if started_here:
-        ray.init(
-            address=address or "local",  # a new local Ray, never one a `ray start` left on this machine
-            num_cpus=None if address else workers * settings.threads,
-            include_dashboard=False,
-            logging_level=logging.WARNING,
-            log_to_driver=progress,
-            # TensorFlow's start-up lines, filtered out in each worker as the CLI does in its own process
-            runtime_env={"worker_process_setup_hook": "deblur.console.hide_native_noise"},
-        )
-    try:
-        context = ray.data.DataContext.get_current()
-        context.enable_progress_bars = progress
-        context.print_on_execution_start = progress
-        blocks = min(len(tasks), MAX_BLOCKS)
-        dataset = ray.data.from_items([asdict(task) for task in tasks], override_num_blocks=blocks)
-        results = dataset.map(
-            DeblurWorker,
-            fn_constructor_kwargs={"settings": settings},
-            compute=ray.data.ActorPoolStrategy(size=min(workers, len(tasks))),
-            num_cpus=settings.threads,
-        )
-        yield from results.iter_rows()
-    finally:
+    with ray_lines(shown=progress):
         if started_here:
-            ray.shutdown()
+            ray.init(
+                address=address or "local",  # a new local Ray, never one a `ray start` left on this machine
+                num_cpus=None if address else workers * settings.threads,
+                include_dashboard=False,
+                logging_level=logging.WARNING if progress else logging.ERROR,
+                log_to_driver=progress,
+                # TensorFlow's start-up lines, filtered out in each worker as the CLI does in its own process
+                runtime_env={"worker_process_setup_hook": "deblur.console.hide_native_noise"},
+            )
+        try:
+            context = ray.data.DataContext.get_current()
+            context.enable_progress_bars = progress
+            context.print_on_execution_start = progress
+            blocks = min(len(tasks), MAX_BLOCKS)
+            dataset = ray.data.from_items([asdict(task) for task in tasks], override_num_blocks=blocks)
+            results = dataset.map(
+                DeblurWorker,
+                fn_constructor_kwargs={"settings": settings},
+                compute=ray.data.ActorPoolStrategy(size=min(workers, len(tasks))),
+                num_cpus=settings.threads,
+            )
+            yield from results.iter_rows()
+        finally:
+            if started_here:
+                ray.shutdown()
+
+
+@contextmanager
+def ray_lines(*, shown: bool) -> Iterator[None]:
+    """With `shown` False (`predict -q`), Ray's Python lines to the terminal are kept to its errors (its log files
+    keep everything). Its native core worker still writes its own errors there: one on a worker pool whose actors
+    restart, which `RAY_BACKEND_LOG_LEVEL` would hide only by printing a line saying so."""
+    if shown:
+        yield
+        return
+    import ray.data  # noqa: F401  (its console handler is made on import)
+
+    consoles = [
+        handler
+        for handler in logging.getLogger("ray.data").handlers
+        if isinstance(handler, logging.StreamHandler) and not isinstance(handler, logging.FileHandler)
+    ]
+    levels = [handler.level for handler in consoles]
+    for handler in consoles:
+        handler.setLevel(logging.ERROR)
+    try:
+        yield
+    finally:
+        for handler, level in zip(consoles, levels, strict=True):
+            handler.setLevel(level)

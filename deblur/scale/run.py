@@ -40,9 +40,10 @@ class ScaleReport:
     def summary(self) -> str:
         rate = len(self.written) / self.seconds if self.seconds else 0.0
         frames = f", {self.frames / self.seconds:.2f} frames/s" if self.frames and self.seconds else ""
+        workers = f"{self.workers} worker{'' if self.workers == 1 else 's'}"
         return (
             f"{len(self.written)} done, {len(self.skipped)} skipped, {len(self.failed)} failed in "
-            f"{self.seconds:.1f} s with {self.workers} workers: {rate:.2f} inputs/s{frames}"
+            f"{self.seconds:.1f} s with {workers}: {rate:.2f} inputs/s{frames}"
         )
 
 
