@@ -1,4 +1,5 @@
-"""Atomic writes: a file or folder appears whole under its final name, or not at all."""
+"""Atomic writes: a file or folder appears whole under its final name, or not at all; and the check that a folder
+to write in can be one."""
 
 from __future__ import annotations
 
@@ -9,6 +10,34 @@ import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
+from deblur.errors import SettingError
+
+
+def check_folder(folder: str | Path, setting: str | None = None) -> None:
+    """Refuse a folder to write in that is a file, or lies under one (SettingError naming `setting`). Commands call
+    it before their work; otherwise the first write, after it, failed with the OS's traceback."""
+    _refuse_a_file_in_the_way(Path(folder), Path(folder), setting)
+
+
+def check_parent(target: str | Path, setting: str | None = None) -> None:
+    """`check_folder` for the folder a file or folder `target` is to be written in, the message naming `target`."""
+    _refuse_a_file_in_the_way(Path(target).parent, Path(target), setting)
+
+
+def _refuse_a_file_in_the_way(folder: Path, given: Path, setting: str | None) -> None:
+    for path in (folder, *folder.parents):
+        if path.is_dir():
+            return
+        if path.exists() or path.is_symlink():  # a file, or a link to nothing: no folder can be made there
+            named = "" if path == given else f"{given}: "
+            raise SettingError(f"{named}{path} is a file, not a folder", settings=(setting,) if setting else ())
+
+
+def make_folder(folder: Path) -> None:
+    """`folder` and its parents made where missing; a file in the way is a SettingError, not an OS traceback."""
+    check_folder(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+
 
 @contextlib.contextmanager
 def atomic_path(final: str | Path, *, suffix: str = "") -> Iterator[Path]:
@@ -17,7 +46,7 @@ def atomic_path(final: str | Path, *, suffix: str = "") -> Iterator[Path]:
     `suffix` keeps the extension some writers insist on (Keras wants `.keras`).
     """
     final = Path(final)
-    final.parent.mkdir(parents=True, exist_ok=True)
+    make_folder(final.parent)
     fd, tmp = tempfile.mkstemp(prefix=f".{final.name}.", suffix=f".tmp{suffix}", dir=final.parent)
     os.close(fd)
     tmp_path = Path(tmp)
@@ -42,7 +71,7 @@ def atomic_dir(final: str | Path, *, replace: bool = False) -> Iterator[Path]:
     moment `final` is either the old folder, whole, or the new one.
     """
     final = Path(final)
-    final.parent.mkdir(parents=True, exist_ok=True)
+    make_folder(final.parent)
     tmp = Path(tempfile.mkdtemp(prefix=f".{final.name}.", suffix=".tmp", dir=final.parent))
     os.chmod(tmp, 0o777 & ~_umask())  # mkdtemp makes it private; the final folder gets the usual mode
     old = final.parent / f"{tmp.name}.old"

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Protocol
 import numpy as np
 
 from deblur.errors import DeblurError, NothingFoundError, OutputExistsError, SettingError
+from deblur.files import check_folder
 from deblur.imageio import (
     DEFAULT_MAX_PIXELS,
     READ_SUFFIXES,
@@ -104,6 +105,7 @@ def plan_inputs(
     and whether that output is already there. Refuses, before any work, inputs that are all folders without a
     photo or clip in them (a wrong folder is a mistake, not a success) and outputs that would clash."""
     write = write or WriteSettings()
+    check_folder(write.out, "out")
     given = [Path(item) for item in inputs]
     found = find_images(given, suffixes=MEDIA_SUFFIXES)
     if given and all(path.is_dir() for path in given) and not found:

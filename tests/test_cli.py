@@ -133,3 +133,27 @@ def test_a_time_limit_stops_training_with_the_model_saved(tmp_path):
     assert (out / "model.keras").is_file() and "epoch 1:" in result.output
     again = runner.invoke(app, [*args, "--set", "train.max_minutes=0.0001"])  # goes on from there
     assert "resuming from" in again.output and "after 2 of 200 steps" in again.output
+
+
+def test_an_output_under_a_file_is_refused_by_every_command_before_its_work(tmp_path):
+    # Before, each of these ran (a model loaded, a photo deblurred) and then stopped on the OS's traceback.
+    photo = tmp_path / "photo.png"
+    make_flat_dataset(tmp_path / "pairs", count=2)
+    (tmp_path / "pairs" / "sharp" / "000.png").replace(photo)
+    commands = {
+        "predict": ["predict", str(photo), "--out", str(photo)],
+        "predict, a folder under it": ["predict", str(photo), "--out", str(photo / "out")],
+        "train": ["train", "--config", "smoke", "--out", str(photo / "run")],
+        "timings": ["timings", "--config", "smoke", "--out", str(photo / "timings")],
+        "evaluate": ["evaluate", str(tmp_path / "pairs"), "--method", "network", "--out", str(photo / "r.json")],
+        "export": ["export", "--format", "onnx", "--out", str(photo / "model.onnx")],
+        "data synth": ["data", "synth", "--src", str(tmp_path / "pairs" / "blur"), "--out", str(photo / "pairs")],
+        "data from-video": ["data", "from-video", str(tmp_path / "pairs" / "blur"), "--out", str(photo / "pairs")],
+    }
+    before = photo.read_bytes()
+    for name, args in commands.items():
+        result = runner.invoke(app, [*args, "-q"] if name != "export" else args)
+        assert result.exit_code == 1, (name, result.output)
+        assert f"{photo} is a file, not a folder (--out)" in result.output, (name, result.output)
+        assert isinstance(result.exception, SystemExit), (name, result.exception)  # a user error: no traceback
+    assert photo.read_bytes() == before

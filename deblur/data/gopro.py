@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from deblur.data.pairs import IMAGE_SUFFIXES, DatasetError, Pair, check_pairs
-from deblur.files import atomic_dir
+from deblur.files import atomic_dir, check_parent
 
 SPLITS = ("train", "test")
 PUBLISHED_PAIRS = {"train": 2103, "test": 1111}
@@ -97,6 +97,7 @@ def arrange_gopro(check: GoproCheck, out: Path) -> Path:
     out = Path(out)
     if check.problems:
         raise DatasetError(f"{check.root} has problems; fix them before arranging it")
+    check_parent(out, "out")
     if out.exists():
         raise DatasetError(f"{out} already exists: choose a new folder", settings=("out",))
     with atomic_dir(out) as tmp:

@@ -29,7 +29,7 @@ from deblur.console import progress_bar
 from deblur.data.pairs import DatasetError, problem_listing
 from deblur.data.writer import write_pairs
 from deblur.errors import SettingError
-from deblur.files import atomic_dir
+from deblur.files import atomic_dir, check_parent
 from deblur.imageio import ImageReadError, find_images, peek_photo, read_photo
 
 
@@ -62,6 +62,7 @@ def synthesize_pairs(
     src, out = Path(src), Path(out)
     if not src.is_dir():
         raise DatasetError(f"{src} is not a folder", settings=("src",))
+    check_parent(out, "out")
     if out.exists():
         raise DatasetError(
             f"{out} already exists: choose a new folder (nothing is written into an old one)", settings=("out",)

@@ -23,7 +23,7 @@ from deblur.errors import OutputExistsError, SettingError
 from deblur.evaluation.align import aligned_scores
 from deblur.evaluation.baselines import WITH_KERNEL, WITHOUT_KERNEL
 from deblur.evaluation.report import EvaluationReport, ImageResult
-from deblur.files import atomic_write_text
+from deblur.files import atomic_write_text, check_parent
 from deblur.inference import Deblurrer, open_deblurrer
 from deblur.losses import psnr, ssim
 from deblur.paths import choose_model
@@ -138,6 +138,8 @@ def evaluate_model(
     of `data`, and write the report as JSON to `out` (atomically; an existing file only with `overwrite`, checked
     before anything runs)."""
     out = None if out is None else Path(out)
+    if out is not None:
+        check_parent(out, "out")
     if out is not None and out.exists() and not overwrite:
         raise OutputExistsError(
             f"{out} already exists: choose another file or allow overwriting", settings=("out", "overwrite")

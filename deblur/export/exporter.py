@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Literal, get_args
 
 from deblur.errors import OutputExistsError, SettingError
-from deblur.files import atomic_dir, atomic_path
+from deblur.files import atomic_dir, atomic_path, check_parent
 
 ExportFormat = Literal["savedmodel", "litert", "onnx", "openvino"]
 Quantization = Literal["int8"]
@@ -109,6 +109,7 @@ def export_model(
 
 def _check_out(request: ExportRequest, model_path: Path) -> None:
     out = request.out
+    check_parent(out, "out")
     given = model_path.resolve()
     if out.resolve() in (given, given.parent) or given.is_relative_to(out.resolve()):
         raise SettingError(f"{out} would overwrite the model being exported; choose another --out", settings=("out",))

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from deblur.errors import DeblurError, SettingError
+from deblur.files import check_folder
 from deblur.imageio import READ_SUFFIXES
 from deblur.predict import input_kind, output_paths
 from deblur.scale import storage
@@ -57,6 +58,8 @@ def plan_inputs(
     `write.out`, with the output names plain `deblur predict` gives. `identity()` is the Deblurrer's, asked only
     when there is a clip (it decides whether a clip's finished segments can be used)."""
     out = write.out
+    if not storage.is_url(out):
+        check_folder(out, "out")
     plan = Plan()
     local, remote = [], []
     for location in inputs:

@@ -17,7 +17,7 @@ from deblur.config import Config, load_config
 from deblur.data.demo import ensure_demo_dataset
 from deblur.data.pairs import preflight
 from deblur.errors import OutputExistsError, SettingError, error_reason
-from deblur.files import atomic_write_text
+from deblur.files import atomic_write_text, check_folder
 from deblur.hardware import cpu_bf16_flags, describe_device, gpu_compute_capabilities, keras_backend
 from deblur.model import GRADIENTS, build_generator
 from deblur.timings.chart import write_chart
@@ -100,6 +100,7 @@ def compute_dtype(stage: Stage) -> str:
 
 
 def check_outputs(out: Path, overwrite: bool) -> None:
+    check_folder(out, "out")
     existing = [str(out / name) for name in OUTPUTS if (out / name).exists()]
     if existing and not overwrite:
         raise OutputExistsError(

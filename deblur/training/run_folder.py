@@ -24,7 +24,7 @@ import numpy as np
 import yaml
 
 from deblur.config import Config, config_to_dict, config_to_yaml
-from deblur.files import atomic_path, atomic_write_text
+from deblur.files import atomic_path, atomic_write_text, check_folder
 from deblur.model import build_generator, is_kernel_aware, start_from_network
 from deblur.training.errors import RunFolderError
 
@@ -64,8 +64,7 @@ def check_run_folder(root: Path, config: Config) -> RunFolder:
     checkpoints could not be restored).
     """
     run = RunFolder(Path(root))
-    if run.root.exists() and not run.root.is_dir():
-        raise RunFolderError(f"{run.root} is a file, not a folder", settings=("out",))
+    check_folder(run.root, "out")
     if run.config.is_file():
         try:
             previous = yaml.safe_load(run.config.read_text()) or {}

@@ -24,7 +24,7 @@ from PIL import Image
 
 from deblur.console import progress_bar
 from deblur.errors import OutputExistsError, SettingError
-from deblur.files import atomic_dir
+from deblur.files import atomic_dir, check_parent
 from deblur.imageio import find_images, read_photo
 from deblur.video.clips import VideoReadError, probe_clip, read_frames
 
@@ -111,6 +111,7 @@ def pairs_from_video(
     from deblur.losses import image_psnr  # Keras: loaded when pairs are made, not with the CLI
 
     source, out = Path(source), Path(out)
+    check_parent(out, "out")
     if out.exists():
         raise OutputExistsError(f"{out} already exists: choose a new folder for the pairs", settings=("out",))
     if not source.exists():
