@@ -17,8 +17,9 @@ from deblur import hardware
 from deblur.config import InferencePrecision
 from deblur.console import Hint
 from deblur.errors import DeblurError, SettingError
-from deblur.imageio import ImageReadError, read_photo, write_photo
-from deblur.model import MIN_SIDE, is_kernel_aware, with_gate
+from deblur.imageio import read_photo, write_photo
+from deblur.min_side import check_min_side
+from deblur.model import is_kernel_aware, with_gate
 from deblur.paths import ModelChoice, choose_model, first_time
 from deblur.runtime import choose_runtime
 from deblur.settings import DeblurSettings
@@ -30,16 +31,6 @@ from deblur.ways import WAYS, Way, check_method, way_of
 
 class ModelLoadError(DeblurError, ValueError):
     """The model file is missing or is not a deblur model."""
-
-
-class ImageTooSmallError(ImageReadError):
-    """The image is under the model's smallest side (`deblur.model.MIN_SIDE`)."""
-
-
-def check_min_side(width: int, height: int, name: str) -> None:
-    """The one check that an image is large enough for the model, for every way an image comes in."""
-    if min(width, height) < MIN_SIDE:
-        raise ImageTooSmallError(f"{name}: {width}x{height} is too small (at least {MIN_SIDE} px a side)")
 
 
 @dataclass

@@ -11,10 +11,6 @@ import keras
 import numpy as np
 from keras import layers, ops
 
-# The smallest height and width the generator takes: padded to 8, a quarter of that leaves 2 pixels, the least
-# that a 1-pixel reflection pad in the residual blocks can mirror.
-MIN_SIDE = 5
-
 # How the training step's gradients are computed where this project, not Keras, decides: `deblur timings` records
 # it, so charts made before and after a change here can be told apart (docs/speed.md measures each choice).
 GRADIENTS = {

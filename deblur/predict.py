@@ -28,6 +28,7 @@ from deblur.imageio import (
     read_photo,
     write_photo,
 )
+from deblur.min_side import check_min_side
 from deblur.settings import PredictSettings, WriteSettings
 from deblur.video.clips import VIDEO_SUFFIXES, is_media_file
 from deblur.video.encode import video_suffix
@@ -245,8 +246,6 @@ def predict_one(
         raise OutputExistsError(f"{target}: exists; allow overwriting to replace it", settings=("overwrite",))
     photo = read_photo(item.source, max_pixels=max_pixels)
     height, width = photo.rgb.shape[:2]
-    from deblur.inference import check_min_side
-
     check_min_side(width, height, str(item.source))
     on_tiles = progress.image(item.source.name, deblurrer.calls(height, width)) if progress else None
     restored = deblurrer(photo.rgb, on_tiles)

@@ -1,6 +1,6 @@
 """A TensorFlow SavedModel that TF Serving loads as it is, written with Keras' `ExportArchive`.
 
-Two signatures, both on a batch of any height and width (at least `deblur.model.MIN_SIDE` pixels a side); the
+Two signatures, both on a batch of any height and width (at least `deblur.min_side.MIN_SIDE` pixels a side); the
 model pads to its 4-pixel grid and crops back inside the graph:
 - `serving_default`: `images`, uint8 RGB [batch, height, width, 3] -> `images`, uint8 of the same shape.
 - `deblur_float32`: `blurry`, float32 RGB in [0, 1] -> `sharp`, float32 in [0, 1].

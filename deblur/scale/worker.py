@@ -15,6 +15,7 @@ import numpy as np
 
 from deblur.errors import DeblurError
 from deblur.imageio import decode_photo, encode_photo
+from deblur.min_side import check_min_side
 from deblur.scale import storage
 from deblur.scale.plan import PHOTO, Task
 from deblur.settings import DeblurSettings, WriteSettings
@@ -78,8 +79,6 @@ class DeblurWorker:
             io.BytesIO(storage.read_bytes(task.source)), task.source, max_pixels=self.settings.max_pixels
         )
         height, width = photo.rgb.shape[:2]
-        from deblur.inference import check_min_side
-
         check_min_side(width, height, task.source)
         restored = self.deblurrer(photo.rgb)
         if write.side_by_side:

@@ -14,7 +14,8 @@ from typing import Any
 import numpy as np
 
 from deblur.imageio import decode_photo, encode_photo, peek_photo
-from deblur.inference import Deblurrer, check_min_side
+from deblur.inference import Deblurrer
+from deblur.min_side import check_min_side
 from deblur.serve.limits import Limits
 from deblur.serve.work import WorkQueue
 from deblur.strength import DEFAULT_STRENGTH
