@@ -48,8 +48,8 @@ def pixels(path):
         return [np.round(frame_to_rgb(frame) * 255).astype(np.uint8) for frame in container.decode(video=0)]
 
 
-def predict(*args):
-    return CliRunner().invoke(app, ["predict", *map(str, args), "-q"])
+def predict(*args, quiet: bool = True):
+    return CliRunner().invoke(app, ["predict", *map(str, args), *(["-q"] if quiet else [])])
 
 
 def test_a_clip_comes_back_with_its_size_frames_timestamps_rotation_and_audio(model, tmp_path):
@@ -120,7 +120,7 @@ def test_clips_under_the_default_go_to_the_network_and_kernel_warns_of_flicker(t
     frames = pixels(tmp_path / "shaken.mp4")
     aware = save_model(tmp_path / "aware", kernel_aware=True)  # the default's way: clips go to the shipped network
     args = ["--model", aware, "--crf", "0", "--precision", "float32", "--runtime", "tensorflow", "--out"]
-    result = predict(tmp_path / "shaken.mp4", *args, tmp_path / "default")
+    result = predict(tmp_path / "shaken.mp4", *args, tmp_path / "default", quiet=False)
     assert result.exit_code == 0, result.output
     assert "clips go to the network under --method kernel-aware, the default" in result.output
     network = load_deblurrer(shipped_model(), precision="float32")
@@ -129,17 +129,21 @@ def test_clips_under_the_default_go_to_the_network_and_kernel_warns_of_flicker(t
         expected = np.round(np.clip(network(frame / 255.0), 0, 1) * 255)
         assert np.abs((written - expected) @ luma).mean() < 2
     # one estimate a frame: what is checked is the warning and the frames (with two, 20 s of the suite; with one, 8)
-    result = predict(tmp_path / "shaken.mp4", *args, tmp_path / "kernel", "--method", "kernel", "--estimates", "1")
+    result = predict(
+        tmp_path / "shaken.mp4", *args, tmp_path / "kernel", "--method", "kernel", "--estimates", "1", quiet=False
+    )
     assert result.exit_code == 0 and "expect flicker" in result.output, result.output
     assert len(pixels(tmp_path / "kernel" / "shaken.mp4")) == 3
 
 
 def test_odd_sides_keep_their_size(model, tmp_path):
     source = make_clip(tmp_path / "odd.mp4", frames=3, size=(49, 65), audio=False)
-    result = predict(source, "--model", model, "--out", tmp_path / "out")
+    result = predict(source, "--model", model, "--out", tmp_path / "out", quiet=False)
     assert result.exit_code == 0, result.output
     assert "odd side" in result.output
     assert facts(tmp_path / "out" / "odd.mp4")["size"] == (65, 49)
+    quiet = predict(source, "--model", model, "--out", tmp_path / "quiet")  # -q: results and errors only
+    assert quiet.exit_code == 0 and "odd side" not in quiet.output and "odd.mp4: 3 frames" in quiet.output
 
 
 def test_an_interrupted_clip_resumes_and_equals_an_uninterrupted_run(model, tmp_path):
