@@ -42,7 +42,14 @@ def test_an_installed_wheel_has_the_model_and_loads_it_in_safe_mode(tmp_path):
     for name in ("pyproject.toml", "README.md"):
         shutil.copy(ROOT / name, source)
     pip = [sys.executable, "-m", "pip", "-q"]
-    subprocess.run([*pip, "wheel", "--no-deps", "--no-build-isolation", "-w", tmp_path, source], check=True)
+    build = subprocess.run(
+        [*pip, "wheel", "--no-deps", "--no-build-isolation", "-w", tmp_path, source],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    # setuptools' warnings (a data folder it "would ignore", a deprecated licence table) are what a user sees first
+    assert "BuildBackendWarning" not in build.stderr + build.stdout, build.stderr
     (wheel,) = tmp_path.glob("*.whl")
     names = set(zipfile.ZipFile(wheel).namelist())
     assert {f"deblur/weights/{name}" for name in SHIPPED} <= names
