@@ -95,6 +95,10 @@ class Deblurrer:
         tries = f", the sharpest of {self.estimates} shake estimates" if (way.estimates or 1) > 1 else ""
         return runs + tries + strength
 
+    def estimates_shake(self) -> bool:
+        """Whether this Deblurrer's way estimates each photo's camera shake before any model call."""
+        return self.way().estimates is not None
+
     def calls(self, height: int, width: int, ensemble: int | None = None) -> int:
         """How many tiles deblurring a `height` x `width` image runs, over all the copies of the ensemble."""
         return self.tiling.calls(height, width, self.ensemble if ensemble is None else ensemble)

@@ -38,6 +38,7 @@ if TYPE_CHECKING:
     from deblur.inference import Deblurrer
 
 MEDIA_SUFFIXES = READ_SUFFIXES | VIDEO_SUFFIXES  # what a folder is searched for
+ESTIMATING = "estimating the camera shake"  # what a photo's progress shows before its first model call, by default
 
 
 class Progress(Protocol):
@@ -45,8 +46,9 @@ class Progress(Protocol):
 
     def start(self, images: int) -> None: ...
 
-    # `calls`: tiles times ensemble copies; the callable returned is told how many more calls are done
-    def image(self, name: str, calls: int) -> Callable[[int], None]: ...
+    # `calls`: tiles times ensemble copies; the callable returned is told how many more calls are done. `waiting`:
+    # what runs before the first call, when something does (the shake's estimate, most of a photo's time by default)
+    def image(self, name: str, calls: int, waiting: str | None = None) -> Callable[[int], None]: ...
 
     # a clip of `frames` frames (None: unknown), `done` of them finished before; told how many more are done
     def clip(self, name: str, frames: int | None, done: int) -> Callable[[int], None]: ...
@@ -247,7 +249,11 @@ def predict_one(
     photo = read_photo(item.source, max_pixels=max_pixels)
     height, width = photo.rgb.shape[:2]
     check_min_side(width, height, str(item.source))
-    on_tiles = progress.image(item.source.name, deblurrer.calls(height, width)) if progress else None
+    if progress:
+        waiting = ESTIMATING if deblurrer.estimates_shake() else None
+        on_tiles = progress.image(item.source.name, deblurrer.calls(height, width), waiting)
+    else:
+        on_tiles = None
     restored = deblurrer(photo.rgb, on_tiles)
     write_photo(target, restored, photo, write.photo)
     if on_flattened and flattens_alpha(photo, write.fmt):

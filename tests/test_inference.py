@@ -11,7 +11,7 @@ from deblur.cli import app
 from deblur.errors import DeblurError, SettingError
 from deblur.imageio import ImageReadError, read_photo
 from deblur.inference import Deblurrer, ModelLoadError, deblur_file, load_deblurrer
-from deblur.predict import plan_inputs, predict_files
+from deblur.predict import ESTIMATING, plan_inputs, predict_files
 from deblur.settings import WriteSettings
 from deblur.shake.tries import ESTIMATES
 
@@ -41,8 +41,8 @@ class ProgressRecorder:
     def start(self, images):
         self.events.append(("start", images))
 
-    def image(self, name, tiles):
-        self.events.append(("image", name, tiles))
+    def image(self, name, tiles, waiting=None):
+        self.events.append(("image", name, tiles) + ((waiting,) if waiting else ()))
         return lambda done: self.events.append(("tiles", done))
 
     def finished(self):
@@ -461,6 +461,27 @@ def test_estimates_reach_the_ways_that_estimate_the_shake_and_only_those(tmp_pat
     with pytest.raises(SettingError, match="estimates must be 1 to 3; got 4") as caught:
         load_deblurrer(kernel.model_file, method="kernel", estimates=4)
     assert caught.value.settings == ("estimates",)
+
+
+def test_progress_names_the_shake_estimate_before_the_first_model_call_where_one_runs(tmp_path, monkeypatch):
+    import deblur.shake.restore as restore
+
+    monkeypatch.setattr(restore, "restore", lambda image, settings: image)
+    monkeypatch.setattr(restore, "deconvolved", lambda image, settings: image)
+    Image.fromarray(noise((16, 16, 3))).save(tmp_path / "in.png")
+    plain, aware = save_model(tmp_path / "plain"), save_model(tmp_path / "aware", kernel_aware=True)
+    ways = {"network": load_deblurrer(plain), "kernel": load_deblurrer(plain, method="kernel")}
+    ways["kernel-aware"] = load_deblurrer(aware, method="kernel-aware")
+    seen = {}
+    for name, deblurrer in ways.items():
+        recorder = ProgressRecorder()
+        files([tmp_path / "in.png"], deblurrer, tmp_path / name, progress=recorder)
+        seen[name] = recorder.events[1]
+    assert seen == {
+        "network": ("image", "in.png", 1),
+        "kernel": ("image", "in.png", 1, ESTIMATING),
+        "kernel-aware": ("image", "in.png", 1, ESTIMATING),
+    }
 
 
 def test_a_kernel_aware_model_alone_refuses_the_network_way(tmp_path):

@@ -69,3 +69,21 @@ def test_transparency_flattened_by_the_format_is_said(tmp_path):
     result = runner.invoke(app, [*args, "--format", "jpg"])
     assert result.exit_code == 0, result.output
     assert "1 photo(s) had transparency, which jpg cannot hold: flattened onto white" in result.output
+
+
+def test_a_photo_bar_says_what_runs_before_its_first_model_call():
+    from deblur.cli.predict import ProgressBars
+
+    bars = ProgressBars(quiet=False)
+    bars.start(2)
+    update = bars.image("in.png", 4, "estimating the camera shake")
+    assert bars.calls.desc == "in.png, estimating the camera shake" and bars.calls.n == 0
+    update(1)
+    assert bars.calls.desc == "in.png" and bars.calls.n == 1
+    bars.finished()
+    update = bars.image("next.png", 4)
+    assert bars.calls.desc == "next.png"
+    update(4)
+    assert bars.calls.desc == "next.png" and bars.calls.n == 4
+    bars.finished()
+    bars.close()

@@ -241,11 +241,15 @@ class ProgressBars:
     def start(self, images: int) -> None:
         self.images = progress_bar(total=images, desc="inputs", unit="input", disable=self.quiet)
 
-    def image(self, name: str, calls: int):
-        # A model call is one tile of one copy: with --ensemble 4, a photo of 2 tiles makes 8 calls.
-        self.calls = bar = progress_bar(total=calls, desc=name, unit="model call", leave=False, disable=self.quiet)
+    def image(self, name: str, calls: int, waiting: str | None = None):
+        # A model call is one tile of one copy: with --ensemble 4, a photo of 2 tiles makes 8 calls. Until the first,
+        # the bar says what runs before it (`waiting`), so that a bar at 0 does not read as stuck.
+        desc = f"{name}, {waiting}" if waiting else name
+        self.calls = bar = progress_bar(total=calls, desc=desc, unit="model call", leave=False, disable=self.quiet)
 
         def update(done: int) -> None:
+            if waiting and bar.n == 0:
+                bar.set_description_str(name, refresh=False)
             if bar.n + done > bar.total:  # the default ran the photo again (`ways.kernel_aware.result_source`)
                 bar.total += calls
             bar.update(done)

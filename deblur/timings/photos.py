@@ -20,7 +20,7 @@ class PhotoTimes:
     def start(self, images: int) -> None:
         self.ends = [time.perf_counter()]
 
-    def image(self, name: str, tiles: int):
+    def image(self, name: str, tiles: int, waiting: str | None = None):
         return lambda done: None
 
     def finished(self) -> None:
