@@ -249,11 +249,8 @@ def predict_one(
     photo = read_photo(item.source, max_pixels=max_pixels)
     height, width = photo.rgb.shape[:2]
     check_min_side(width, height, str(item.source))
-    if progress:
-        waiting = ESTIMATING if deblurrer.estimates_shake() else None
-        on_tiles = progress.image(item.source.name, deblurrer.calls(height, width), waiting)
-    else:
-        on_tiles = None
+    waiting = ESTIMATING if progress and deblurrer.estimates_shake() else None
+    on_tiles = progress.image(item.source.name, deblurrer.calls(height, width), waiting) if progress else None
     restored = deblurrer(photo.rgb, on_tiles)
     write_photo(target, restored, photo, write.photo)
     if on_flattened and flattens_alpha(photo, write.fmt):
