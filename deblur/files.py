@@ -1,5 +1,5 @@
 """Atomic writes: a file or folder appears whole under its final name, or not at all; and the check that a folder
-to write in can be one."""
+to write in can be one, and can be written in."""
 
 from __future__ import annotations
 
@@ -14,28 +14,50 @@ from deblur.errors import SettingError
 
 
 def check_folder(folder: str | Path, setting: str | None = None) -> None:
-    """Refuse a folder to write in that is a file, or lies under one (SettingError naming `setting`). Commands call
-    it before their work; otherwise the first write, after it, failed with the OS's traceback."""
-    _refuse_a_file_in_the_way(Path(folder), Path(folder), setting)
+    """Refuse a folder to write in that is a file, lies under one, or cannot be written in (SettingError naming
+    `setting`). Commands call it before their work; otherwise the first write, after it, failed with the OS's
+    traceback."""
+    _refuse(Path(folder), Path(folder), setting, try_writing=True)
 
 
 def check_parent(target: str | Path, setting: str | None = None) -> None:
     """`check_folder` for the folder a file or folder `target` is to be written in, the message naming `target`."""
-    _refuse_a_file_in_the_way(Path(target).parent, Path(target), setting)
+    _refuse(Path(target).parent, Path(target), setting, try_writing=True)
 
 
-def _refuse_a_file_in_the_way(folder: Path, given: Path, setting: str | None) -> None:
+def _refuse(folder: Path, given: Path, setting: str | None, try_writing: bool) -> None:
+    settings = (setting,) if setting else ()
     for path in (folder, *folder.parents):
-        if path.is_dir():
+        named = "" if path == given else f"{given}: "
+        try:
+            is_dir, taken = path.is_dir(), path.exists() or path.is_symlink()
+        except OSError as err:  # a folder above it that may not be searched
+            raise SettingError(f"{named}{path} cannot be reached ({err.strerror})", settings=settings) from err
+        if is_dir:
+            if try_writing:
+                _refuse_unwritable(path, named, settings)
             return
-        if path.exists() or path.is_symlink():  # a file, or a link to nothing: no folder can be made there
-            named = "" if path == given else f"{given}: "
-            raise SettingError(f"{named}{path} is a file, not a folder", settings=(setting,) if setting else ())
+        if taken:  # a file, or a link to nothing: no folder can be made there
+            raise SettingError(f"{named}{path} is a file, not a folder", settings=settings)
+
+
+def try_writing_in(folder: Path) -> None:
+    """Make a folder in `folder` and remove it at once: the OS's error where nothing can be written there. Permission
+    bits alone do not tell (root passes them, yet not on a read-only mount or in /sys)."""
+    os.rmdir(tempfile.mkdtemp(prefix=".deblur-check.", dir=folder))
+
+
+def _refuse_unwritable(folder: Path, named: str, settings: tuple[str, ...]) -> None:
+    try:
+        try_writing_in(folder)  # the folder the writers will make, or write in, lies in this one
+    except OSError as err:
+        shown = folder if folder.parts else Path.cwd()  # "." would not say which folder (a container's /work)
+        raise SettingError(f"{named}{shown} cannot be written in ({err.strerror})", settings=settings) from err
 
 
 def make_folder(folder: Path) -> None:
     """`folder` and its parents made where missing; a file in the way is a SettingError, not an OS traceback."""
-    check_folder(folder)
+    _refuse(folder, folder, None, try_writing=False)  # writable: checked once, before the work, by check_folder
     folder.mkdir(parents=True, exist_ok=True)
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
+from pathlib import Path
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 # Whether this run is CI's own (.ci/run sets CI=true), read before the line below sets CI for OpenVINO: tests that
@@ -47,3 +48,23 @@ def _isolated(tmp_path_factory, monkeypatch):
     monkeypatch.delenv("TF_CONFIG", raising=False)
     yield
     keras.mixed_precision.set_global_policy("float32")
+
+
+@pytest.fixture
+def unwritable_folder(tmp_path):
+    """A folder that cannot be written in: one without write permission, or /sys where that is ignored (as root),
+    or the test is skipped where neither refuses."""
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    locked.chmod(0o555)
+    candidates = [locked, Path("/sys")]
+    try:
+        for folder in candidates:
+            try:
+                os.rmdir(tempfile.mkdtemp(dir=folder))
+            except OSError:
+                yield folder
+                return
+        pytest.skip("no folder refuses writes here (root, and no /sys)")
+    finally:
+        locked.chmod(0o755)

@@ -140,20 +140,31 @@ def test_an_output_under_a_file_is_refused_by_every_command_before_its_work(tmp_
     photo = tmp_path / "photo.png"
     make_flat_dataset(tmp_path / "pairs", count=2)
     (tmp_path / "pairs" / "sharp" / "000.png").replace(photo)
-    commands = {
-        "predict": ["predict", str(photo), "--out", str(photo)],
-        "predict, a folder under it": ["predict", str(photo), "--out", str(photo / "out")],
-        "train": ["train", "--config", "smoke", "--out", str(photo / "run")],
-        "timings": ["timings", "--config", "smoke", "--out", str(photo / "timings")],
-        "evaluate": ["evaluate", str(tmp_path / "pairs"), "--method", "network", "--out", str(photo / "r.json")],
-        "export": ["export", "--format", "onnx", "--out", str(photo / "model.onnx")],
-        "data synth": ["data", "synth", "--src", str(tmp_path / "pairs" / "blur"), "--out", str(photo / "pairs")],
-        "data from-video": ["data", "from-video", str(tmp_path / "pairs" / "blur"), "--out", str(photo / "pairs")],
-    }
     before = photo.read_bytes()
+    _every_command_refuses(photo, tmp_path / "pairs", photo, f"{photo} is a file, not a folder (--out)")
+    assert photo.read_bytes() == before
+
+
+def test_an_output_that_cannot_be_written_is_refused_by_every_command_before_its_work(tmp_path, unwritable_folder):
+    # Before, predict deblurred the first photo and then stopped on the OS's PermissionError.
+    make_flat_dataset(tmp_path / "pairs", count=2)
+    photo = tmp_path / "pairs" / "sharp" / "000.png"
+    _every_command_refuses(photo, tmp_path / "pairs", unwritable_folder, f"{unwritable_folder} cannot be written in (")
+
+
+def _every_command_refuses(photo: Path, pairs: Path, blocker: Path, message: str) -> None:
+    commands = {
+        "predict": ["predict", str(photo), "--out", str(blocker)],
+        "predict, a folder under it": ["predict", str(photo), "--out", str(blocker / "out")],
+        "train": ["train", "--config", "smoke", "--out", str(blocker / "run")],
+        "timings": ["timings", "--config", "smoke", "--out", str(blocker / "timings")],
+        "evaluate": ["evaluate", str(pairs), "--method", "network", "--out", str(blocker / "r.json")],
+        "export": ["export", "--format", "onnx", "--out", str(blocker / "model.onnx")],
+        "data synth": ["data", "synth", "--src", str(pairs / "blur"), "--out", str(blocker / "pairs")],
+        "data from-video": ["data", "from-video", str(pairs / "blur"), "--out", str(blocker / "pairs")],
+    }
     for name, args in commands.items():
         result = runner.invoke(app, [*args, "-q"] if name != "export" else args)
         assert result.exit_code == 1, (name, result.output)
-        assert f"{photo} is a file, not a folder (--out)" in result.output, (name, result.output)
+        assert message in result.output, (name, result.output)
         assert isinstance(result.exception, SystemExit), (name, result.exception)  # a user error: no traceback
-    assert photo.read_bytes() == before

@@ -1,8 +1,10 @@
 import numpy as np
+import pytest
 
 from deblur.config import SynthConfig
 from deblur.data.demo import TRAIN_PHOTOS, VAL_PHOTOS, demo_root, ensure_demo_dataset
 from deblur.data.pairs import preflight
+from deblur.errors import SettingError
 from deblur.files import _umask
 
 
@@ -28,3 +30,9 @@ def test_settings_change_the_folder(tmp_path):
 
 def test_integer_and_float_settings_share_a_folder(tmp_path):
     assert demo_root(SynthConfig(max_length=7), tmp_path) == demo_root(SynthConfig(max_length=7.0), tmp_path)
+
+
+def test_a_home_that_cannot_be_written_in_says_where_else_the_dataset_can_go(unwritable_folder):
+    # Before, the first `deblur train` in a read-only home (some containers) stopped on the OS's PermissionError.
+    with pytest.raises(SettingError, match=f"^{unwritable_folder} cannot be written in .*set DEBLUR_HOME to"):
+        ensure_demo_dataset(SynthConfig(pairs_per_photo=1, max_length=5), home=unwritable_folder, log=print)

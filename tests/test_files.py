@@ -1,4 +1,5 @@
 import os
+from pathlib import Path
 
 import pytest
 
@@ -30,3 +31,32 @@ def test_the_atomic_writers_say_what_is_in_the_way(tmp_path):
         with pytest.raises(SettingError, match="taken is a file, not a folder"), writer(tmp_path / "taken" / "x"):
             pass
     assert (tmp_path / "taken").read_text() == "kept"
+
+
+def test_a_folder_that_cannot_be_written_in_is_refused_and_the_check_leaves_nothing(
+    tmp_path, unwritable_folder, monkeypatch
+):
+    for given in (unwritable_folder, unwritable_folder / "new" / "deeper"):
+        named = "" if given == unwritable_folder else f"{given}: "
+        with pytest.raises(SettingError, match=f"^{named}{unwritable_folder} cannot be written in \\(.+\\)$") as no:
+            check_folder(given, "out")
+        assert no.value.settings == ("out",)
+    with pytest.raises(SettingError, match=f"^{unwritable_folder / 'r.json'}: {unwritable_folder} cannot be written"):
+        check_parent(unwritable_folder / "r.json", "out")
+    monkeypatch.chdir(unwritable_folder)
+    with pytest.raises(SettingError, match=f"^out: {unwritable_folder} cannot be written in"):  # not "."
+        check_folder("out", "out")
+    check_folder(tmp_path / "out", "out")  # the folder it tries writing in is removed at once
+    check_folder(tmp_path, "out")
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["locked"]
+
+
+def test_a_folder_that_cannot_be_reached_is_refused(tmp_path, monkeypatch):
+    # As root no folder refuses a look inside, so the OS's answer for one that does (mode 700, another owner) is
+    # stood in for.
+    def no_entry(path):
+        raise PermissionError(13, "Permission denied", str(path))
+
+    monkeypatch.setattr(Path, "is_dir", no_entry)
+    with pytest.raises(SettingError, match=f"^{tmp_path / 'out'} cannot be reached \\(Permission denied\\)$"):
+        check_folder(tmp_path / "out", "out")

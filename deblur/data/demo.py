@@ -16,7 +16,8 @@ import numpy as np
 
 from deblur.config import SynthConfig
 from deblur.data.writer import write_pairs
-from deblur.files import atomic_dir
+from deblur.errors import SettingError
+from deblur.files import atomic_dir, check_folder
 from deblur.paths import data_home
 
 # Photos of at least 300 pixels a side that load offline from `skimage.data` (grayscale ones become RGB).
@@ -63,6 +64,10 @@ def ensure_demo_dataset(synth: SynthConfig, *, home: Path | None = None, log=pri
     root = demo_root(synth, home)
     if root.is_dir():
         return root
+    try:
+        check_folder(root.parent)
+    except SettingError as err:  # a read-only home (some containers): say where else it can go
+        raise SettingError(f"{err}: the demo dataset is made there; set DEBLUR_HOME to a folder that can be") from err
     log(f"making the demo dataset from scikit-image's sample photos in {root} (once)")
     with atomic_dir(root) as tmp:
         for split, photos in (("train", TRAIN_PHOTOS), ("test", VAL_PHOTOS)):

@@ -19,7 +19,7 @@ import keras
 import numpy as np
 
 from deblur.errors import SettingError
-from deblur.files import atomic_dir
+from deblur.files import atomic_dir, try_writing_in
 from deblur.paths import data_home
 from deblur.runtime import OPENVINO_INSTALL
 
@@ -97,6 +97,7 @@ def cached_ir(
         return final / "model.xml"
     try:
         final.parent.mkdir(parents=True, exist_ok=True)
+        try_writing_in(final.parent)  # it may be there already, another user's
     except OSError as err:  # a read-only home (some containers): convert for this run only
         log(f"converting {model_file.name} for OpenVINO (not kept: {final.parent} is not writable, {err.strerror})")
         return cached_ir(model, None, log)
