@@ -8,6 +8,8 @@ Each subclass also derives from the built-in error it used to be, so `except Val
 
 from __future__ import annotations
 
+import errno
+
 
 class DeblurError(Exception):
     """A user error. `settings` are the names of the options concerned, e.g. ("tile",) or ("out", "overwrite")."""
@@ -49,3 +51,18 @@ def error_reason(err: Exception, limit: int = 200) -> str:
 
 class NothingFoundError(DeblurError, FileNotFoundError):
     """The inputs name folders only, and none holds a photo or a clip."""
+
+
+# === A full disk ===
+
+FULL_DISK = (errno.ENOSPC, getattr(errno, "EDQUOT", errno.ENOSPC))  # no EDQUOT on Windows
+
+
+def full_disk_message(err: OSError) -> str | None:
+    """One line for a write that found the disk, or the user's quota, full; None for any other OSError (a bug or the
+    machine's: it keeps its traceback). Writes are atomic and long jobs resume, so running the command again goes on
+    from what was finished."""
+    if err.errno not in FULL_DISK:
+        return None
+    where = f"{err.filename}: " if err.filename else ""
+    return f"{where}{err.strerror}: free some space, then run the same command again (what was finished is kept)"

@@ -76,6 +76,9 @@ def atomic_path(final: str | Path, *, suffix: str = "") -> Iterator[Path]:
     try:
         yield tmp_path
         os.replace(tmp_path, final)
+    except OSError as err:
+        _name_the_output(err, final, tmp_path)
+        raise
     finally:
         tmp_path.unlink(missing_ok=True)
 
@@ -113,8 +116,18 @@ def atomic_dir(final: str | Path, *, replace: bool = False) -> Iterator[Path]:
         except OSError:
             if not final.is_dir():  # another process may have finished the same folder first
                 raise
+    except OSError as err:
+        _name_the_output(err, final, tmp)
+        raise
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _name_the_output(err: OSError, final: Path, tmp: Path) -> None:
+    # A writer's own write fails with the OS's error and no file name (Pillow's), or the temporary one (PyAV's): a
+    # full disk would then be reported without saying which output, or under a name that is gone.
+    if err.errno is not None and err.filename in (None, str(tmp)):
+        err.filename = str(final)
 
 
 def safe_file_name(name: str, *, ascii_only: bool = False) -> str:

@@ -1,3 +1,5 @@
+import errno
+import os
 from pathlib import Path
 
 from helpers import make_flat_dataset
@@ -168,3 +170,30 @@ def _every_command_refuses(photo: Path, pairs: Path, blocker: Path, message: str
         assert result.exit_code == 1, (name, result.output)
         assert message in result.output, (name, result.output)
         assert isinstance(result.exception, SystemExit), (name, result.exception)  # a user error: no traceback
+
+
+def test_a_full_disk_is_one_line_naming_what_was_being_written(tmp_path, monkeypatch):
+    # A real full disk (a 64 KiB tmpfs) gave these before: Pillow's OSError with no file name from predict, after
+    # the photo was deblurred, and TensorFlow's ResourceExhaustedError from train's first checkpoint.
+    import PIL.Image
+    import tensorflow as tf
+
+    def disk_full(*args, **kwargs):
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    make_flat_dataset(tmp_path / "pairs", count=2)
+    photo = tmp_path / "pairs" / "blur" / "000.png"
+    with monkeypatch.context() as patched:
+        patched.setattr(PIL.Image.Image, "save", disk_full)
+        result = runner.invoke(app, ["predict", str(photo), "--method", "network", "--out", str(tmp_path / "out")])
+    assert result.exit_code == 1 and isinstance(result.exception, SystemExit), result.output
+    assert f"error: {tmp_path / 'out' / '000.png'}: {os.strerror(errno.ENOSPC)}: free some space" in result.output
+    assert list((tmp_path / "out").iterdir()) == []  # no temporary file left
+
+    def checkpoint_on_a_full_disk(*args, **kwargs):
+        raise tf.errors.ResourceExhaustedError(None, None, f"ckpt-2_temp/part-0; {os.strerror(errno.ENOSPC)}")
+
+    monkeypatch.setattr(tf.train.CheckpointManager, "save", checkpoint_on_a_full_disk)
+    result = runner.invoke(app, ["train", "--config", "smoke", "--out", str(tmp_path / "run"), "-q"])
+    assert result.exit_code == 1 and isinstance(result.exception, SystemExit), result.output
+    assert f"error: {tmp_path / 'run' / 'checkpoints'}: {os.strerror(errno.ENOSPC)}: free some" in result.output

@@ -1,6 +1,9 @@
+import errno
+import os
+
 import tensorflow as tf
 
-from deblur.errors import error_reason
+from deblur.errors import error_reason, full_disk_message
 
 GRAPH_ERROR = (
     "Graph execution error:\n\nDetected at node StatefulPartitionedCall defined at (most recent call last):\n"
@@ -22,3 +25,14 @@ def test_a_lost_worker_is_named():
 
 def test_long_lines_are_cut():
     assert len(error_reason(tf.errors.UnknownError(None, None, "x" * 500))) == 200
+
+
+def test_a_full_disk_is_one_line_naming_the_file_and_other_os_errors_are_not():
+    full = OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), "out/photo.png")
+    assert full_disk_message(full) == (
+        f"out/photo.png: {os.strerror(errno.ENOSPC)}: free some space, then run the same command again (what was "
+        "finished is kept)"
+    )
+    assert full_disk_message(OSError(errno.ENOSPC, "No space left on device")).startswith("No space left on device:")
+    assert full_disk_message(OSError(errno.EIO, "Input/output error", "out/photo.png")) is None
+    assert full_disk_message(OSError("cannot write mode RGBA as JPEG")) is None  # Pillow's: a bug, no errno

@@ -1,3 +1,4 @@
+import errno
 import os
 from pathlib import Path
 
@@ -60,3 +61,22 @@ def test_a_folder_that_cannot_be_reached_is_refused(tmp_path, monkeypatch):
     monkeypatch.setattr(Path, "is_dir", no_entry)
     with pytest.raises(SettingError, match=f"^{tmp_path / 'out'} cannot be reached \\(Permission denied\\)$"):
         check_folder(tmp_path / "out", "out")
+
+
+def test_an_os_error_inside_an_atomic_write_names_the_output_not_the_temporary_file(tmp_path):
+    final = tmp_path / "photo.png"
+    for raised_name, named in (
+        (None, str(final)),
+        ("tmp", str(final)),
+        ("/elsewhere/model.keras", "/elsewhere/model.keras"),
+    ):
+        with pytest.raises(OSError) as caught, atomic_path(final) as tmp:
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(tmp) if raised_name == "tmp" else raised_name)
+        assert caught.value.filename == named, raised_name
+    with pytest.raises(OSError) as caught, atomic_dir(tmp_path / "pairs"):
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+    assert caught.value.filename == str(tmp_path / "pairs")
+    with pytest.raises(OSError) as caught, atomic_path(final):
+        raise OSError("cannot write mode RGBA as JPEG")  # Pillow's encoder: no errno, left as it is
+    assert caught.value.filename is None
+    assert list(tmp_path.iterdir()) == []

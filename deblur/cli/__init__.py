@@ -15,7 +15,7 @@ from typer.core import TyperGroup
 from deblur.cli import data, evaluate, export, predict, serve, timings, train
 from deblur.cli.common import PlainUsage, fail, user_message
 from deblur.console import hide_native_noise
-from deblur.errors import DeblurError
+from deblur.errors import DeblurError, full_disk_message
 
 # TensorFlow's C++ INFO and WARNING lines drown the command's own output; set the variable to see them.
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
@@ -23,14 +23,19 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
 class Commands(TyperGroup):
     """Runs every command inside the one handler for user errors: a `DeblurError` becomes one line on stderr and
-    its exit code; anything else is a bug and shows its traceback. An option's bad value keeps Click's message,
-    without the "Value error, " that Typer's pydantic validation puts before it (plumbing, not information)."""
+    its exit code, and so does a full disk (exit 1); anything else is a bug and shows its traceback. An option's bad
+    value keeps Click's message, without the "Value error, " that Typer's pydantic validation puts before it
+    (plumbing, not information)."""
 
     def invoke(self, ctx):
         try:
             return super().invoke(ctx)
         except DeblurError as err:
             raise fail(user_message(err), err.exit_code) from None
+        except OSError as err:
+            if (message := full_disk_message(err)) is None:
+                raise
+            raise fail(message) from None
         except typer.BadParameter as err:
             err.message = err.message.removeprefix("Value error, ")
             raise

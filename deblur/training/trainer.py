@@ -9,6 +9,7 @@ epoch (validation, the metrics row, a checkpoint).
 from __future__ import annotations
 
 import math
+import os
 import shutil
 import time
 from collections.abc import Callable
@@ -23,7 +24,7 @@ from tqdm import tqdm
 from deblur.config import Config
 from deblur.console import progress_bar
 from deblur.data.pipeline import PipelineOptions, train_dataset, val_dataset
-from deblur.errors import SettingError, error_reason
+from deblur.errors import FULL_DISK, SettingError, error_reason
 from deblur.losses import PIXEL_LOSSES, build_vgg_features, psnr, ssim, step_loss
 from deblur.model import build_generator, with_mix
 from deblur.training.data_plan import Deadline, StepTimer, epoch_line, plan_data
@@ -269,7 +270,7 @@ class Session:
                 tf.summary.scalar("train/images_per_second", speed)
         epoch.done = self.step % self.steps_per_epoch == 0 or self.step == self.total_steps or self.out_of_time
         if not epoch.done and self.step % self.training.checkpoint_every == 0:
-            self.manager.save(checkpoint_number=self.step)
+            self.save()
 
     def end_epoch(self, epoch: Epoch) -> None:
         epoch.bar.close()
@@ -291,7 +292,7 @@ class Session:
                 tf.summary.scalar(f"val/{key.removeprefix('val_')}", row[key])
             if samples is not None:
                 tf.summary.image("val/blurry_restored_sharp", samples, max_outputs=self.training.log_images)
-        self.manager.save(checkpoint_number=self.step)
+        self.save()
 
     def _validate(self):
         try:
@@ -304,12 +305,23 @@ class Session:
             self.validation = val_dataset(self.val_pairs, crop=self.data.val_crop, parallel=self.data.parallel)
             return validate(self.eval_step, self.validation, self.training.log_images)
 
+    def save(self) -> str:
+        """A checkpoint at this step. A full disk is raised as the OSError it is (TensorFlow says
+        ResourceExhaustedError), which the command says in one line."""
+        try:
+            return self.manager.save(checkpoint_number=self.step)
+        except tf.errors.ResourceExhaustedError as err:
+            for code in FULL_DISK:
+                if os.strerror(code) in str(err):
+                    raise OSError(code, os.strerror(code), self.manager.directory) from err
+            raise
+
     # === The end ===
 
     def interrupted(self) -> TrainingInterrupted:
         if self.bar is not None:
             self.bar.close()
-        saved = self.manager.save(checkpoint_number=self.step)
+        saved = self.save()
         return TrainingInterrupted(
             f"interrupted at step {self.step}; checkpoint {saved} saved. Run the same command again to resume."
         )
