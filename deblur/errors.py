@@ -9,6 +9,7 @@ Each subclass also derives from the built-in error it used to be, so `except Val
 from __future__ import annotations
 
 import errno
+import os
 
 
 class DeblurError(Exception):
@@ -66,3 +67,14 @@ def full_disk_message(err: OSError) -> str | None:
         return None
     where = f"{err.filename}: " if err.filename else ""
     return f"{where}{err.strerror}: free some space, then run the same command again (what was finished is kept)"
+
+
+def full_disk_from_tensorflow(err: Exception, path: str | os.PathLike) -> OSError | None:
+    """TensorFlow's error for a full disk (a ResourceExhaustedError with the OS's words in it) as the OSError it is,
+    naming `path`; None for any other error."""
+    if getattr(err, "error_code", None) != 8:  # tf.errors.RESOURCE_EXHAUSTED, read without importing TensorFlow
+        return None
+    for code in FULL_DISK:
+        if os.strerror(code) in str(err):
+            return OSError(code, os.strerror(code), str(path))
+    return None

@@ -10,7 +10,7 @@ import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
-from deblur.errors import SettingError
+from deblur.errors import SettingError, full_disk_from_tensorflow
 
 
 def check_folder(folder: str | Path, setting: str | None = None) -> None:
@@ -79,6 +79,10 @@ def atomic_path(final: str | Path, *, suffix: str = "") -> Iterator[Path]:
     except OSError as err:
         _name_the_output(err, final, tmp_path)
         raise
+    except Exception as err:
+        if (full := full_disk_from_tensorflow(err, final)) is None:
+            raise
+        raise full from err
     finally:
         tmp_path.unlink(missing_ok=True)
 
@@ -119,6 +123,10 @@ def atomic_dir(final: str | Path, *, replace: bool = False) -> Iterator[Path]:
     except OSError as err:
         _name_the_output(err, final, tmp)
         raise
+    except Exception as err:  # a SavedModel's variables, written by TensorFlow
+        if (full := full_disk_from_tensorflow(err, final)) is None:
+            raise
+        raise full from err
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 

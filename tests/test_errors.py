@@ -1,9 +1,11 @@
 import errno
 import os
 
+import pytest
 import tensorflow as tf
 
-from deblur.errors import error_reason, full_disk_message
+from deblur.errors import error_reason, full_disk_from_tensorflow, full_disk_message
+from deblur.files import atomic_dir, atomic_path
 
 GRAPH_ERROR = (
     "Graph execution error:\n\nDetected at node StatefulPartitionedCall defined at (most recent call last):\n"
@@ -36,3 +38,20 @@ def test_a_full_disk_is_one_line_naming_the_file_and_other_os_errors_are_not():
     assert full_disk_message(OSError(errno.ENOSPC, "No space left on device")).startswith("No space left on device:")
     assert full_disk_message(OSError(errno.EIO, "Input/output error", "out/photo.png")) is None
     assert full_disk_message(OSError("cannot write mode RGBA as JPEG")) is None  # Pillow's: a bug, no errno
+
+
+def test_tensorflows_full_disk_is_the_os_error_it_is_and_an_atomic_write_names_its_output(tmp_path):
+    full = tf.errors.ResourceExhaustedError(None, None, f"/x/variables_temp/part-0; {os.strerror(errno.ENOSPC)}")
+    as_os = full_disk_from_tensorflow(full, tmp_path / "model")
+    assert (as_os.errno, as_os.filename) == (errno.ENOSPC, str(tmp_path / "model"))
+    out_of_memory = tf.errors.ResourceExhaustedError(None, None, "OOM when allocating tensor with shape[8,64,256]")
+    assert full_disk_from_tensorflow(out_of_memory, tmp_path) is None
+    assert full_disk_from_tensorflow(tf.errors.InvalidArgumentError(None, None, str(full)), tmp_path) is None
+    with pytest.raises(OSError) as caught, atomic_dir(tmp_path / "model.savedmodel"):
+        raise full  # tf.saved_model.save's variables on a full disk
+    assert caught.value.filename == str(tmp_path / "model.savedmodel") and isinstance(
+        caught.value.__cause__, type(full)
+    )
+    with pytest.raises(tf.errors.ResourceExhaustedError), atomic_path(tmp_path / "model.tflite"):
+        raise out_of_memory
+    assert list(tmp_path.iterdir()) == []

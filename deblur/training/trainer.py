@@ -9,7 +9,6 @@ epoch (validation, the metrics row, a checkpoint).
 from __future__ import annotations
 
 import math
-import os
 import shutil
 import time
 from collections.abc import Callable
@@ -24,7 +23,7 @@ from tqdm import tqdm
 from deblur.config import Config
 from deblur.console import progress_bar
 from deblur.data.pipeline import PipelineOptions, train_dataset, val_dataset
-from deblur.errors import FULL_DISK, SettingError, error_reason
+from deblur.errors import SettingError, error_reason, full_disk_from_tensorflow
 from deblur.losses import PIXEL_LOSSES, build_vgg_features, psnr, ssim, step_loss
 from deblur.model import build_generator, with_mix
 from deblur.training.data_plan import Deadline, StepTimer, epoch_line, plan_data
@@ -311,10 +310,9 @@ class Session:
         try:
             return self.manager.save(checkpoint_number=self.step)
         except tf.errors.ResourceExhaustedError as err:
-            for code in FULL_DISK:
-                if os.strerror(code) in str(err):
-                    raise OSError(code, os.strerror(code), self.manager.directory) from err
-            raise
+            if (full := full_disk_from_tensorflow(err, self.manager.directory)) is None:
+                raise
+            raise full from err
 
     # === The end ===
 
