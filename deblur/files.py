@@ -10,7 +10,7 @@ import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
-from deblur.errors import SettingError, full_disk_from_tensorflow
+from deblur.errors import FULL_DISK, SettingError, full_disk_from_tensorflow
 
 
 def check_folder(folder: str | Path, setting: str | None = None) -> None:
@@ -132,9 +132,9 @@ def atomic_dir(final: str | Path, *, replace: bool = False) -> Iterator[Path]:
 
 
 def _name_the_output(err: OSError, final: Path, tmp: Path) -> None:
-    # A writer's own write fails with the OS's error and no file name (Pillow's), or the temporary one (PyAV's): a
-    # full disk would then be reported without saying which output, or under a name that is gone.
-    if err.errno is not None and err.filename in (None, str(tmp)):
+    # A writer's own write on a full disk fails with no file name (Pillow's), or the temporary one (PyAV's): it
+    # would then be reported without saying which output, or under a name that is gone.
+    if err.errno in FULL_DISK and err.filename in (None, str(tmp)):
         err.filename = str(final)
 
 

@@ -79,4 +79,7 @@ def test_an_os_error_inside_an_atomic_write_names_the_output_not_the_temporary_f
     with pytest.raises(OSError) as caught, atomic_path(final):
         raise OSError("cannot write mode RGBA as JPEG")  # Pillow's encoder: no errno, left as it is
     assert caught.value.filename is None
+    with pytest.raises(OSError) as caught, atomic_path(final) as tmp:
+        raise OSError(errno.EIO, os.strerror(errno.EIO), str(tmp))  # not a full disk: a traceback, as it was
+    assert caught.value.filename == str(tmp)
     assert list(tmp_path.iterdir()) == []
