@@ -30,7 +30,8 @@ def _refuse(folder: Path, given: Path, setting: str | None, try_writing: bool) -
     for path in (folder, *folder.parents):
         named = "" if path == given else f"{given}: "
         try:
-            is_dir, taken = path.is_dir(), path.exists() or path.is_symlink()
+            is_dir = path.is_dir()
+            taken = not is_dir and (path.exists() or path.is_symlink())
         except OSError as err:  # a folder above it that may not be searched
             raise SettingError(f"{named}{path} cannot be reached ({err.strerror})", settings=settings) from err
         if is_dir:
@@ -74,15 +75,9 @@ def atomic_path(final: str | Path, *, suffix: str = "") -> Iterator[Path]:
     tmp_path = Path(tmp)
     os.chmod(tmp_path, 0o666 & ~_umask())  # mkstemp makes it private; the final file gets the usual mode
     try:
-        yield tmp_path
-        os.replace(tmp_path, final)
-    except OSError as err:
-        _name_the_output(err, final, tmp_path)
-        raise
-    except Exception as err:
-        if (full := full_disk_from_tensorflow(err, final)) is None:
-            raise
-        raise full from err
+        with _full_disk_named(final, tmp_path):
+            yield tmp_path
+            os.replace(tmp_path, final)
     finally:
         tmp_path.unlink(missing_ok=True)
 
@@ -105,37 +100,41 @@ def atomic_dir(final: str | Path, *, replace: bool = False) -> Iterator[Path]:
     os.chmod(tmp, 0o777 & ~_umask())  # mkdtemp makes it private; the final folder gets the usual mode
     old = final.parent / f"{tmp.name}.old"
     try:
-        yield tmp
-        if replace and final.is_dir():
-            os.rename(final, old)
+        with _full_disk_named(final, tmp):
+            yield tmp
+            if replace and final.is_dir():
+                os.rename(final, old)
+                try:
+                    os.rename(tmp, final)
+                except OSError:
+                    os.rename(old, final)
+                    raise
+                shutil.rmtree(old, ignore_errors=True)
+                return
             try:
                 os.rename(tmp, final)
             except OSError:
-                os.rename(old, final)
-                raise
-            shutil.rmtree(old, ignore_errors=True)
-            return
-        try:
-            os.rename(tmp, final)
-        except OSError:
-            if not final.is_dir():  # another process may have finished the same folder first
-                raise
-    except OSError as err:
-        _name_the_output(err, final, tmp)
-        raise
-    except Exception as err:  # a SavedModel's variables, written by TensorFlow
-        if (full := full_disk_from_tensorflow(err, final)) is None:
-            raise
-        raise full from err
+                if not final.is_dir():  # another process may have finished the same folder first
+                    raise
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-def _name_the_output(err: OSError, final: Path, tmp: Path) -> None:
-    # A writer's own write on a full disk fails with no file name (Pillow's), or the temporary one (PyAV's): it
-    # would then be reported without saying which output, or under a name that is gone.
-    if err.errno in FULL_DISK and err.filename in (None, str(tmp)):
-        err.filename = str(final)
+@contextlib.contextmanager
+def _full_disk_named(final: Path, tmp: Path) -> Iterator[None]:
+    """A full disk met while writing `final` (through `tmp`), raised as an OSError naming `final`."""
+    try:
+        yield
+    except OSError as err:
+        # A writer's own write fails with no file name (Pillow's), or the temporary one (PyAV's): it would then be
+        # reported without saying which output, or under a name that is gone.
+        if err.errno in FULL_DISK and err.filename in (None, str(tmp)):
+            err.filename = str(final)
+        raise
+    except Exception as err:  # TensorFlow's own writes: a SavedModel's variables, a LiteRT file
+        if (full := full_disk_from_tensorflow(err, final)) is None:
+            raise
+        raise full from err
 
 
 def safe_file_name(name: str, *, ascii_only: bool = False) -> str:
