@@ -69,6 +69,11 @@ def full_disk_message(err: OSError) -> str | None:
     return f"{where}{err.strerror}: free some space, then run the same command again (what was finished is kept)"
 
 
+def full_disk_at(err: OSError, path: str | os.PathLike) -> OSError:
+    """`err`, a full disk, as an OSError naming `path` (PyAV's errors hold their file name read-only: a new one)."""
+    return OSError(err.errno, err.strerror, str(path))
+
+
 def full_disk_from_tensorflow(err: Exception, path: str | os.PathLike) -> OSError | None:
     """TensorFlow's error for a full disk (a ResourceExhaustedError with the OS's words in it) as the OSError it is,
     naming `path`; None for any other error."""

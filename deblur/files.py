@@ -10,7 +10,7 @@ import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
-from deblur.errors import FULL_DISK, SettingError, full_disk_from_tensorflow
+from deblur.errors import FULL_DISK, SettingError, full_disk_at, full_disk_from_tensorflow
 
 
 def check_folder(folder: str | Path, setting: str | None = None) -> None:
@@ -129,7 +129,7 @@ def _full_disk_named(final: Path, tmp: Path) -> Iterator[None]:
         # A writer's own write fails with no file name (Pillow's), or the temporary one (PyAV's): it would then be
         # reported without saying which output, or under a name that is gone.
         if err.errno in FULL_DISK and err.filename in (None, str(tmp)):
-            err.filename = str(final)
+            raise full_disk_at(err, final) from err
         raise
     except Exception as err:  # TensorFlow's own writes: a SavedModel's variables, a LiteRT file
         if (full := full_disk_from_tensorflow(err, final)) is None:

@@ -2,6 +2,7 @@ import errno
 import os
 from pathlib import Path
 
+import av
 import pytest
 
 from deblur.errors import SettingError
@@ -73,6 +74,9 @@ def test_an_os_error_inside_an_atomic_write_names_the_output_not_the_temporary_f
         with pytest.raises(OSError) as caught, atomic_path(final) as tmp:
             raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(tmp) if raised_name == "tmp" else raised_name)
         assert caught.value.filename == named, raised_name
+    with pytest.raises(OSError) as caught, atomic_path(final) as tmp:  # PyAV's: its file name cannot be set
+        raise av.error.OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(tmp))
+    assert (caught.value.errno, caught.value.filename) == (errno.ENOSPC, str(final))
     with pytest.raises(OSError) as caught, atomic_dir(tmp_path / "pairs"):
         raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
     assert caught.value.filename == str(tmp_path / "pairs")

@@ -87,3 +87,14 @@ def test_a_photo_bar_says_what_runs_before_its_first_model_call():
     assert bars.calls.desc == "next.png" and bars.calls.n == 4
     bars.finished()
     bars.close()
+
+
+def test_a_run_stopped_inside_a_clip_closes_its_bar_before_the_error_is_printed():
+    from deblur.cli.predict import ProgressBars
+
+    bars = ProgressBars(quiet=False)
+    bars.start(1)
+    bars.clip("clip.mp4", 12, 0)(5)
+    clip_bar = bars.calls
+    bars.close()  # what predict does on its way out, an error or not
+    assert clip_bar.disable and bars.calls is None  # tqdm's close: else it is closed at exit, after the error

@@ -1,5 +1,6 @@
 """`deblur predict` on clips: what comes back intact, resuming after an interruption, and bad input."""
 
+import errno
 import os
 import subprocess
 import sys
@@ -163,6 +164,31 @@ def test_an_interrupted_clip_resumes_and_equals_an_uninterrupted_run(model, tmp_
     assert report.resumed_frames == 6 and any("resuming: 2 finished segment(s)" in m for m in messages)
     assert target.read_bytes() == (tmp_path / "whole" / "clip.mp4").read_bytes()
     assert not work_folder(target).exists()
+
+
+def test_a_full_disk_mid_clip_names_the_clip_and_keeps_the_finished_segments(model, tmp_path, monkeypatch):
+    from deblur.video.encode import SegmentWriter
+
+    source = make_clip(tmp_path / "clip.mp4", frames=6, fps=1)  # segments of 2 s: 2 frames each
+    target = tmp_path / "out" / "clip.mp4"
+    written = SegmentWriter.write
+
+    def full_in_the_third_segment(self, rgb, pts):
+        if self._tmp.name.startswith(".00002."):  # PyAV's own error, naming the segment's temporary file
+            raise av.error.OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(self._tmp))
+        written(self, rgb, pts)
+
+    monkeypatch.setattr(SegmentWriter, "write", full_in_the_third_segment)
+    result = predict(source, "--model", model, "--out", target.parent, "--method", "network")
+    assert result.exit_code == 1
+    assert result.output.strip().splitlines()[-1] == (
+        f"error: {target}: {os.strerror(errno.ENOSPC)}: free some space, then run the same command again (what was "
+        "finished is kept)"
+    )
+    assert sorted(path.name for path in work_folder(target).iterdir()) == ["00000.mp4", "00001.mp4", "job.json"]
+    monkeypatch.setattr(SegmentWriter, "write", written)
+    again = predict(source, "--model", model, "--out", target.parent, "--method", "network")
+    assert again.exit_code == 0 and "clip.mp4: 6 frames (4 done before)" in again.output, again.output
 
 
 def test_other_settings_start_over(model, tmp_path):

@@ -267,5 +267,8 @@ class ProgressBars:
         self.images.update(1)
 
     def close(self) -> None:
+        if self.calls is not None:  # a run stopped inside a photo or clip: its bar goes before the error is printed
+            self.calls.close()
+            self.calls = None
         if self.images is not None:
             self.images.close()

@@ -19,6 +19,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
+from deblur.errors import FULL_DISK, full_disk_at
 from deblur.files import atomic_write_text
 from deblur.imageio import DEFAULT_MAX_PIXELS
 from deblur.video.clips import Clip, Frame, VideoReadError, frames_per_segment, probe_clip, read_frames
@@ -109,6 +110,12 @@ def deblur_clip(
     except VideoReadError:
         writer.abandon()
         shutil.rmtree(work, ignore_errors=True)  # a clip that cannot be used leaves nothing behind
+        raise
+    except OSError as err:
+        writer.abandon()  # the finished segments stay, the one in progress goes
+        if err.errno in FULL_DISK and err.filename and Path(err.filename).is_relative_to(work):
+            # a segment's temporary name, in a hidden folder and gone once abandoned, would not say which output
+            raise full_disk_at(err, target) from err
         raise
     except BaseException:
         writer.abandon()  # Ctrl-C or a failure: the finished segments stay, the one in progress goes
