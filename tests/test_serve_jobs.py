@@ -1,6 +1,8 @@
 """Video jobs in `deblur serve`: 202 and a Location, state and ETA, the result, cancelling, limits, clean-up."""
 
+import errno
 import io
+import os
 import threading
 import time
 
@@ -155,3 +157,29 @@ def test_a_raw_body_upload_and_the_result_before_it_is_ready(model, tmp_path):
         slow.gate.set()
         assert wait_for(client, job["id"])["state"] == "done"
         assert frame_count(client.get(f"/v1/jobs/{job['id']}/result").content) == 3
+
+
+def test_a_full_disk_answers_507_or_fails_the_job_without_naming_the_servers_folders(model, tmp_path, monkeypatch):
+    full = OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), "/srv/deblur-jobs-x/result.mp4")
+    app, jobs, _ = app_with(model)
+    logged = []
+    jobs.log = logged.append
+    clip = make_clip(tmp_path / "clip.mp4", frames=2)
+
+    async def half_then_full(request, path):
+        path.write_bytes(b"part of a clip")
+        raise full
+
+    def no_room_for_the_result(*args, **kwargs):
+        raise full
+
+    with TestClient(app) as client:
+        with monkeypatch.context() as patch:
+            patch.setattr("deblur.serve.job_routes._save_upload", half_then_full)
+            answer = upload(client, clip)
+        assert (answer.status_code, answer.json()) == (507, {"detail": "the server's disk is full: try again later"})
+        assert list(jobs.root.iterdir()) == []  # the half upload went
+        monkeypatch.setattr("deblur.serve.jobs.deblur_clip", no_room_for_the_result)
+        status = wait_for(client, upload(client, clip).json()["id"])
+        assert status["state"] == "failed" and status["error"] == "the server's disk is full: try again later"
+        assert logged and "/srv/deblur-jobs-x/result.mp4" in logged[-1]  # the operator is told where

@@ -9,14 +9,16 @@ from __future__ import annotations
 
 import asyncio
 import shutil
+import tempfile
 from pathlib import Path
 from typing import Any
 
 from fastapi import APIRouter, Request
 from fastapi.responses import FileResponse, JSONResponse
 
-from deblur.serve.jobs import TooLongError, VideoJobs
-from deblur.serve.routes import busy, error, unknown_names
+from deblur.errors import FULL_DISK
+from deblur.serve.jobs import NO_ROOM, TooLongError, VideoJobs
+from deblur.serve.routes import busy, error, log, unknown_names
 from deblur.serve.work import Busy
 from deblur.video.clips import VideoReadError
 
@@ -39,6 +41,7 @@ JOB_ERRORS = {
     400: {"description": "Not a usable clip: not a video, no video stream, truncated, or an unsupported codec."},
     413: {"description": "Over a limit: the upload's size, the clip's length, or its frame size (named)."},
     503: {"description": "A video job is already running (one at a time), or shutting down; see Retry-After."},
+    507: {"description": "The server's disk is full: no room for the upload."},
 }
 
 
@@ -65,8 +68,17 @@ async def create_job(request: Request) -> JSONResponse:
         jobs.check_free()  # before reading the upload: refused at once
     except Busy as err:
         return busy(err)
-    folder = jobs.new_folder()
-    name, fields = await _save_upload(request, folder / "upload")
+    try:
+        folder = jobs.new_folder()
+    except OSError as err:
+        return no_room(err)
+    try:
+        name, fields = await _save_upload(request, folder / "upload")
+    except BaseException as err:
+        shutil.rmtree(folder, ignore_errors=True)  # an upload cut short, or no room for it: nothing kept
+        if isinstance(err, OSError):
+            return no_room(err)
+        raise
     problem = unknown_names(fields, (), "field")
     if name is None or problem:
         shutil.rmtree(folder, ignore_errors=True)
@@ -81,6 +93,14 @@ async def create_job(request: Request) -> JSONResponse:
         status = 413 if "max_pixels" in str(err) else 400
         return error(status, str(err))
     return JSONResponse(job.status(), status_code=202, headers={"Location": f"/v1/jobs/{job.id}"})
+
+
+def no_room(err: OSError) -> JSONResponse:
+    """507 for a full disk, saying so without the server's folders; any other OSError is the server's (500)."""
+    if err.errno not in FULL_DISK:
+        raise err
+    log.error("no room for an upload in %s: %s", tempfile.gettempdir(), err)  # the operator is told where
+    return error(507, NO_ROOM)
 
 
 async def _save_upload(request: Request, path: Path) -> tuple[str | None, list[str]]:

@@ -18,6 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from deblur.errors import FULL_DISK
 from deblur.files import safe_file_name
 from deblur.inference import Deblurrer
 from deblur.serve.limits import Limits
@@ -27,6 +28,9 @@ from deblur.video.encode import video_suffix
 from deblur.video.predict import VideoOptions, deblur_clip
 
 MEDIA_TYPES = {".mp4": "video/mp4", ".mkv": "video/x-matroska", ".mov": "video/quicktime"}
+
+
+NO_ROOM = "the server's disk is full: try again later"
 
 
 class TooLongError(VideoReadError):
@@ -170,8 +174,10 @@ class VideoJobs:
         except VideoReadError as err:
             job.state, job.error = "failed", str(err)
         except Exception as err:  # noqa: BLE001 - a failure inside one job must not take the server down
-            job.state, job.error = "failed", f"{type(err).__name__}: {err}"
-            self.log(f"video job {job.id} failed: {job.error}")
+            reason = f"{type(err).__name__}: {err}"
+            full = isinstance(err, OSError) and err.errno in FULL_DISK  # the client is told, without the folders
+            job.state, job.error = "failed", NO_ROOM if full else reason
+            self.log(f"video job {job.id} failed: {reason}")
         finally:
             job.finished = time.monotonic()
             # The upload goes now (deblur_clip removed its segments); the result stays until the job is deleted.
