@@ -1,5 +1,6 @@
 """deblur serve's API, in process: the same output as `deblur predict`, and every kind of bad request."""
 
+import errno
 import io
 import json
 import os
@@ -13,6 +14,7 @@ from fastapi.testclient import TestClient
 from helpers import save_model
 from PIL import Image
 from skimage import data as skimage_data
+from starlette.requests import ClientDisconnect
 
 from deblur.inference import load_deblurrer
 from deblur.predict import Input, predict_one
@@ -20,6 +22,7 @@ from deblur.serve.app import STATIC, create_app
 from deblur.serve.card import model_info
 from deblur.serve.limits import Limits
 from deblur.serve.service import DeblurService
+from deblur.serve.work import NO_ROOM
 from deblur.settings import WriteSettings
 from deblur.ways import DEFAULT_METHOD
 
@@ -402,3 +405,20 @@ def test_card_figures_of_the_shipped_model_and_of_a_run(model):
     finally:
         (model.parent / "metrics.jsonl").unlink()
     assert card["rows"] == [["2", "25.00", "26.00", "+1.00 dB"]]
+
+
+@pytest.mark.parametrize(
+    "raised, status, body",
+    [
+        (OSError(errno.ENOSPC, os.strerror(errno.ENOSPC)), 507, {"detail": NO_ROOM}),
+        (ClientDisconnect(), 499, None),  # hung up halfway: not the server's error, no traceback in its log
+    ],
+)
+def test_an_upload_that_finds_the_disk_full_or_the_client_gone(client, monkeypatch, raised, status, body):
+    async def reading_fails(request):  # a multipart part over 1 MiB is spooled to the server's disk
+        raise raised
+
+    monkeypatch.setattr("deblur.serve.routes._read_photo", reading_fails)
+    answer = client.post("/v1/deblur", files={"image": ("p.png", png_bytes(photo()), "image/png")})
+    assert answer.status_code == status
+    assert body is None or answer.json() == body

@@ -11,6 +11,7 @@ import pytest
 from fastapi.testclient import TestClient
 from helpers import make_clip, save_model
 from PIL import Image
+from starlette.requests import ClientDisconnect
 
 from deblur.inference import load_deblurrer
 from deblur.serve.app import create_app
@@ -166,19 +167,24 @@ def test_a_full_disk_answers_507_or_fails_the_job_without_naming_the_servers_fol
     jobs.log = logged.append
     clip = make_clip(tmp_path / "clip.mp4", frames=2)
 
-    async def half_then_full(request, path):
-        path.write_bytes(b"part of a clip")
-        raise full
+    def half_then(raised):
+        async def save(request, path):
+            path.write_bytes(b"part of a clip")
+            raise raised
+
+        return save
 
     def no_room_for_the_result(*args, **kwargs):
         raise full
 
     with TestClient(app) as client:
-        with monkeypatch.context() as patch:
-            patch.setattr("deblur.serve.job_routes._save_upload", half_then_full)
-            answer = upload(client, clip)
-        assert (answer.status_code, answer.json()) == (507, {"detail": "the server's disk is full: try again later"})
-        assert list(jobs.root.iterdir()) == []  # the half upload went
+        for raised, status in ((full, 507), (ClientDisconnect(), 499)):  # no room; the client hung up halfway
+            with monkeypatch.context() as patch:
+                patch.setattr("deblur.serve.job_routes._save_upload", half_then(raised))
+                answer = upload(client, clip)
+            assert answer.status_code == status
+            assert status == 499 or answer.json() == {"detail": "the server's disk is full: try again later"}
+            assert list(jobs.root.iterdir()) == []  # the half upload went
         monkeypatch.setattr("deblur.serve.jobs.deblur_clip", no_room_for_the_result)
         status = wait_for(client, upload(client, clip).json()["id"])
         assert status["state"] == "failed" and status["error"] == "the server's disk is full: try again later"

@@ -9,16 +9,15 @@ from __future__ import annotations
 
 import asyncio
 import shutil
-import tempfile
 from pathlib import Path
 from typing import Any
 
 from fastapi import APIRouter, Request
-from fastapi.responses import FileResponse, JSONResponse
+from fastapi.responses import FileResponse, JSONResponse, Response
+from starlette.requests import ClientDisconnect
 
-from deblur.errors import FULL_DISK
-from deblur.serve.jobs import NO_ROOM, TooLongError, VideoJobs
-from deblur.serve.routes import busy, error, log, unknown_names
+from deblur.serve.jobs import TooLongError, VideoJobs
+from deblur.serve.routes import GONE, busy, error, no_room, unknown_names
 from deblur.serve.work import Busy
 from deblur.video.clips import VideoReadError
 
@@ -56,7 +55,7 @@ def jobs_of(request: Request) -> VideoJobs:
     responses={202: {"description": "Accepted: the job's state; its address in Location."}, **JOB_ERRORS},
     openapi_extra={"requestBody": CLIP_BODY},
 )
-async def create_job(request: Request) -> JSONResponse:
+async def create_job(request: Request) -> Response:
     """A clip in (a multipart field `video`, or the clip itself as the body); answers 202 with the job's id and
     state, and `Location: /v1/jobs/{id}`. The clip is deblurred as `deblur predict` does it: same size, frames,
     timestamps, rotation, audio."""
@@ -76,6 +75,8 @@ async def create_job(request: Request) -> JSONResponse:
         name, fields = await _save_upload(request, folder / "upload")
     except BaseException as err:
         shutil.rmtree(folder, ignore_errors=True)  # an upload cut short, or no room for it: nothing kept
+        if isinstance(err, ClientDisconnect):
+            return Response(status_code=GONE)
         if isinstance(err, OSError):
             return no_room(err)
         raise
@@ -93,14 +94,6 @@ async def create_job(request: Request) -> JSONResponse:
         status = 413 if "max_pixels" in str(err) else 400
         return error(status, str(err))
     return JSONResponse(job.status(), status_code=202, headers={"Location": f"/v1/jobs/{job.id}"})
-
-
-def no_room(err: OSError) -> JSONResponse:
-    """507 for a full disk, saying so without the server's folders; any other OSError is the server's (500)."""
-    if err.errno not in FULL_DISK:
-        raise err
-    log.error("no room for an upload in %s: %s", tempfile.gettempdir(), err)  # the operator is told where
-    return error(507, NO_ROOM)
 
 
 async def _save_upload(request: Request, path: Path) -> tuple[str | None, list[str]]:

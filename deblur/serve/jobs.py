@@ -22,15 +22,12 @@ from deblur.errors import FULL_DISK
 from deblur.files import safe_file_name
 from deblur.inference import Deblurrer
 from deblur.serve.limits import Limits
-from deblur.serve.work import Busy
+from deblur.serve.work import NO_ROOM, Busy
 from deblur.video.clips import Clip, VideoReadError, probe_clip
 from deblur.video.encode import video_suffix
 from deblur.video.predict import VideoOptions, deblur_clip
 
 MEDIA_TYPES = {".mp4": "video/mp4", ".mkv": "video/x-matroska", ".mov": "video/quicktime"}
-
-
-NO_ROOM = "the server's disk is full: try again later"
 
 
 class TooLongError(VideoReadError):

@@ -4,6 +4,7 @@ photo to `DeblurService` (the code `deblur predict` runs), and writes the respon
 from __future__ import annotations
 
 import logging
+import tempfile
 from collections import Counter
 from functools import partial
 from typing import Annotated, Any, Literal, get_args
@@ -11,12 +12,13 @@ from urllib.parse import quote
 
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import JSONResponse, Response
+from starlette.requests import ClientDisconnect
 
-from deblur.errors import SettingError
+from deblur.errors import FULL_DISK, SettingError
 from deblur.files import safe_file_name
 from deblur.imageio import ImageReadError, NotAnImageError
 from deblur.serve.service import DeblurService
-from deblur.serve.work import Busy, ClientGone
+from deblur.serve.work import NO_ROOM, Busy, ClientGone
 from deblur.strength import DEFAULT_STRENGTH, MAX_STRENGTH
 from deblur.ways import METHODS
 
@@ -44,6 +46,7 @@ ERRORS = {
     413: {"description": "The upload is larger than the server's limit."},
     415: {"description": "Not an image Pillow can read."},
     503: {"description": "Busy (every place in line is taken) or shutting down; see Retry-After."},
+    507: {"description": "The server's disk is full: no room for a large upload."},
     500: {"description": "Inference failed; the server goes on serving."},
 }
 
@@ -109,6 +112,18 @@ def busy(err: Busy) -> JSONResponse:
     return error(503, str(err), {"Retry-After": str(err.retry_after)})
 
 
+def no_room(err: OSError) -> JSONResponse:
+    """507 for a full disk met while an upload is read, saying so without the server's folders; any other OSError
+    is the server's (500)."""
+    if err.errno not in FULL_DISK:
+        raise err
+    log.error("no room for an upload in %s: %s", tempfile.gettempdir(), err)  # the operator is told where
+    return error(507, NO_ROOM)
+
+
+GONE = 499  # the client hung up: no one is there to read the answer
+
+
 @router.post(
     "/v1/deblur",
     summary="Deblur one photo",
@@ -158,6 +173,10 @@ async def deblur(
         data, name, fields = await _read_photo(request)
     except ValueError as err:
         return error(400, str(err))
+    except ClientDisconnect:
+        return Response(status_code=GONE)
+    except OSError as err:  # a large multipart part is spooled to disk
+        return no_room(err)
     if data is None:
         return error(400, "no photo: send it as the multipart field 'image' or as the request body")
     problem = unknown_names(fields, OPTIONS, "field")
@@ -192,7 +211,7 @@ async def deblur(
     except Busy as err:
         return busy(err)
     except ClientGone:
-        return Response(status_code=499)  # no one is there to read it
+        return Response(status_code=GONE)
     except ImageReadError as err:  # truncated: the header was fine, the pixels are not
         return error(400, str(err))
     except Exception as err:  # a failure inside inference must not take the server down

@@ -28,6 +28,9 @@ class Busy(Exception):
         self.retry_after = retry_after
 
 
+NO_ROOM = "the server's disk is full: try again later"  # an upload or a clip's result found no room
+
+
 class ClientGone(Exception):
     """The client disconnected before its result was ready."""
 
