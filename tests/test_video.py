@@ -190,6 +190,14 @@ def test_a_full_disk_mid_clip_names_the_clip_and_keeps_the_finished_segments(mod
     again = predict(source, "--model", model, "--out", target.parent, "--method", "network")
     assert again.exit_code == 0 and "clip.mp4: 6 frames (4 done before)" in again.output, again.output
 
+    def no_room_for_the_job(path, text):  # the first file written for a clip: its work folder's job.json
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(path))
+
+    monkeypatch.setattr("deblur.video.predict.atomic_write_text", no_room_for_the_job)
+    other = predict(source, "--model", model, "--out", tmp_path / "other", "--method", "network")
+    assert other.exit_code == 1
+    assert other.output.strip().splitlines()[-1].startswith(f"error: {tmp_path / 'other' / 'clip.mp4'}: ")
+
 
 def test_other_settings_start_over(model, tmp_path):
     source = make_clip(tmp_path / "clip.mp4", frames=6, fps=10)

@@ -11,10 +11,11 @@ The output appears only complete (temporary name, then rename); the work folder 
 
 from __future__ import annotations
 
+import contextlib
 import json
 import shutil
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
@@ -87,42 +88,49 @@ def deblur_clip(
     work = work_folder(target)
     per_segment = frames_per_segment(clip, options.segment_seconds)
     job = clip_job(clip, deblurrer.identity(), options, per_segment)
-    done = finished_segments(work, job, log)
-    resumed = min(len(done) * per_segment, clip.frames or 0)
-    on_frames = progress.clip(source.name, clip.frames, resumed) if progress else (lambda _: None)
-    writer = _Segments(clip, deblurrer, options, on_frames)
-    segments: list[Path] = []
-    frames = 0
-    try:
-        for frame in read_frames(clip):
-            frames += 1
-            index = frame.index // per_segment
-            if index == len(segments):  # the first frame of a segment
-                segments.append(work / f"{index:05d}{target.suffix}")
-                writer.close_segment()
-                if segments[-1] not in done:
-                    writer.open_segment(segments[-1])
-            writer.add(frame)
-        writer.close_segment()
-        if frames == 0:
-            raise VideoReadError(f"{clip.name}: the video stream has no frames")
-        streams = join_segments(segments, clip, target, log=log)
-    except VideoReadError:
-        writer.abandon()
-        shutil.rmtree(work, ignore_errors=True)  # a clip that cannot be used leaves nothing behind
-        raise
-    except OSError as err:
-        writer.abandon()  # the finished segments stay, the one in progress goes
-        if err.errno in FULL_DISK and err.filename and Path(err.filename).is_relative_to(work):
-            # a segment's temporary name, in a hidden folder and gone once abandoned, would not say which output
-            raise full_disk_at(err, target) from err
-        raise
-    except BaseException:
-        writer.abandon()  # Ctrl-C or a failure: the finished segments stay, the one in progress goes
-        raise
+    with _full_disk_named_as(target, work):
+        done = finished_segments(work, job, log)
+        resumed = min(len(done) * per_segment, clip.frames or 0)
+        on_frames = progress.clip(source.name, clip.frames, resumed) if progress else (lambda _: None)
+        writer = _Segments(clip, deblurrer, options, on_frames)
+        segments: list[Path] = []
+        frames = 0
+        try:
+            for frame in read_frames(clip):
+                frames += 1
+                index = frame.index // per_segment
+                if index == len(segments):  # the first frame of a segment
+                    segments.append(work / f"{index:05d}{target.suffix}")
+                    writer.close_segment()
+                    if segments[-1] not in done:
+                        writer.open_segment(segments[-1])
+                writer.add(frame)
+            writer.close_segment()
+            if frames == 0:
+                raise VideoReadError(f"{clip.name}: the video stream has no frames")
+            streams = join_segments(segments, clip, target, log=log)
+        except VideoReadError:
+            writer.abandon()
+            shutil.rmtree(work, ignore_errors=True)  # a clip that cannot be used leaves nothing behind
+            raise
+        except BaseException:
+            writer.abandon()  # Ctrl-C or a failure: the finished segments stay, the one in progress goes
+            raise
     shutil.rmtree(work, ignore_errors=True)
     resumed = min(len(done) * per_segment, frames)
     return ClipReport(source, target, frames, resumed, time.perf_counter() - started, streams, notes)
+
+
+@contextlib.contextmanager
+def _full_disk_named_as(target: Path, work: Path) -> Iterator[None]:
+    """A full disk met in the work folder, raised as the clip's: a segment's temporary name, in a hidden folder and
+    gone once abandoned, would not say which output had no room."""
+    try:
+        yield
+    except OSError as err:
+        if err.errno in FULL_DISK and err.filename and Path(err.filename).is_relative_to(work):
+            raise full_disk_at(err, target) from err
+        raise
 
 
 class _Segments:
