@@ -126,9 +126,9 @@ def _full_disk_named(final: Path, tmp: Path) -> Iterator[None]:
     try:
         yield
     except OSError as err:
-        # A writer's own write fails with no file name (Pillow's), or the temporary one (PyAV's): it would then be
-        # reported without saying which output, or under a name that is gone.
-        if err.errno in FULL_DISK and err.filename in (None, str(tmp)):
+        # A writer's own write fails with no file name (Pillow's), or the temporary one (PyAV's) or a file in the
+        # temporary folder: it would then be reported without saying which output, or under a name that is gone.
+        if err.errno in FULL_DISK and (err.filename is None or Path(err.filename).is_relative_to(tmp)):
             raise full_disk_at(err, final) from err
         raise
     except Exception as err:  # TensorFlow's own writes: a SavedModel's variables, a LiteRT file

@@ -80,6 +80,9 @@ def test_an_os_error_inside_an_atomic_write_names_the_output_not_the_temporary_f
     with pytest.raises(OSError) as caught, atomic_dir(tmp_path / "pairs"):
         raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
     assert caught.value.filename == str(tmp_path / "pairs")
+    with pytest.raises(OSError) as caught, atomic_dir(tmp_path / "pairs") as folder:  # a file in the folder
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(folder / "cache" / "model.bin"))
+    assert caught.value.filename == str(tmp_path / "pairs")
     with pytest.raises(OSError) as caught, atomic_path(final):
         raise OSError("cannot write mode RGBA as JPEG")  # Pillow's encoder: no errno, left as it is
     assert caught.value.filename is None

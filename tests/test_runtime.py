@@ -1,8 +1,11 @@
 """The runtime choice, and OpenVINO giving what TensorFlow gives through deblur's own tiling, ensemble and strength."""
 
+import errno
 import os
 from pathlib import Path
+from types import SimpleNamespace
 
+import keras
 import numpy as np
 import pytest
 from helpers import save_model
@@ -121,6 +124,26 @@ def test_a_failed_conversion_leaves_nothing_in_the_cache(model, tmp_path, monkey
     with pytest.raises(RuntimeError, match="converter failed"):
         ov_runtime.cached_ir(load_deblurrer(model).model, model, lambda _: None, cache=tmp_path / "cache")
     assert list((tmp_path / "cache").iterdir()) == []
+
+
+@pytest.mark.parametrize("free, raised", [(0, OSError), (2**30, RuntimeError)])
+def test_openvinos_iostream_error_on_a_full_disk_is_the_os_error_naming_the_output(
+    model, tmp_path, monkeypatch, free, raised
+):
+    def iostream_error(*args, **kwargs):
+        raise RuntimeError("basic_ios::clear: iostream error")  # what OpenVINO says when the disk fills
+
+    monkeypatch.setattr(keras.Model, "export", iostream_error)
+    monkeypatch.setattr(ov_runtime.shutil, "disk_usage", lambda path: SimpleNamespace(total=2**30, free=free))
+    keras_model = load_deblurrer(model).model
+    with pytest.raises(raised) as caught:
+        ov_runtime.write_ir(keras_model, tmp_path / "out" / "model.xml")
+    if raised is OSError:  # with room left, it is not the disk: OpenVINO's own words stay
+        assert (caught.value.errno, caught.value.filename) == (errno.ENOSPC, str(tmp_path / "out" / "model.xml"))
+        with pytest.raises(OSError) as caught:  # in the cache, it names the model's folder there
+            ov_runtime.cached_ir(keras_model, model, lambda _: None, cache=tmp_path / "cache")
+        assert caught.value.filename == str(tmp_path / "cache" / ov_runtime.model_key(model))
+    assert list((tmp_path / "out").iterdir()) == []
 
 
 def test_the_ir_has_only_the_image_output(model, tmp_path):

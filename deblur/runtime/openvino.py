@@ -7,12 +7,15 @@ AMD EPYC Zen 4): tiles and video frames repeat their shape, so the last few comp
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import hashlib
 import os
+import shutil
 import tempfile
 import threading
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import keras
@@ -27,6 +30,7 @@ IR_VERSION = 3  # bump when write_ir writes a different IR, so that cached conve
 COMPILED_SHAPES = 2  # each compiled shape holds its own activation buffers: hundreds of MB at 1080p
 # OpenVINO's INFERENCE_PRECISION_HINT for deblur's precision names.
 HINTS = {"float32": "f32", "bfloat16": "bf16"}
+NO_ROOM_BELOW = 2**20  # bytes free after a failed write: a disk this full is why it failed
 
 
 def _openvino():
@@ -48,7 +52,7 @@ def write_ir(model: keras.Model, path: Path) -> Path:
     ov = _openvino()
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(prefix=".deblur-openvino-", dir=path.parent) as folder:
+    with tempfile.TemporaryDirectory(prefix=".deblur-openvino-", dir=path.parent) as folder, _full_disk_named(path):
         model.export(str(Path(folder) / "keras.xml"), format="openvino", verbose=False)
         full = ov.Core().read_model(str(Path(folder) / "keras.xml"))
         channels = model.outputs[0].shape[-1]  # 3, or 4: the kernel-aware network's gate beside its output
@@ -60,6 +64,18 @@ def write_ir(model: keras.Model, path: Path) -> Path:
         os.replace(Path(folder) / "model.bin", path.with_suffix(".bin"))
         os.replace(Path(folder) / "model.xml", path)
     return path
+
+
+@contextlib.contextmanager
+def _full_disk_named(path: Path) -> Iterator[None]:
+    """OpenVINO's writers say only "iostream error" when the disk fills: with no room left beside `path`, that is
+    the OSError it is, naming `path`. Checked before the partial files go, while they still take the room."""
+    try:
+        yield
+    except RuntimeError as err:
+        if "iostream error" not in str(err) or shutil.disk_usage(path.parent).free >= NO_ROOM_BELOW:
+            raise
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(path)) from err
 
 
 def _channels(output) -> int | None:
