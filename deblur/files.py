@@ -43,9 +43,15 @@ def _refuse(folder: Path, given: Path, setting: str | None, try_writing: bool) -
 
 
 def try_writing_in(folder: Path) -> None:
-    """Make a folder in `folder` and remove it at once: the OS's error where nothing can be written there. Permission
-    bits alone do not tell (root passes them, yet not on a read-only mount or in /sys)."""
-    os.rmdir(tempfile.mkdtemp(prefix=".deblur-check.", dir=folder))
+    """Write a byte to a new file in `folder` and remove it at once: the OS's error where nothing can be written
+    there, a full disk included. Permission bits alone do not tell (root passes them, yet not on a read-only mount or
+    in /sys), nor does making a folder (a full tmpfs still makes one)."""
+    fd, name = tempfile.mkstemp(prefix=".deblur-check.", dir=folder)
+    try:
+        os.write(fd, b"\0")
+    finally:
+        os.close(fd)
+        os.unlink(name)
 
 
 def _refuse_unwritable(folder: Path, named: str, settings: tuple[str, ...]) -> None:
@@ -53,6 +59,8 @@ def _refuse_unwritable(folder: Path, named: str, settings: tuple[str, ...]) -> N
         try_writing_in(folder)  # the folder the writers will make, or write in, lies in this one
     except OSError as err:
         shown = folder if folder.parts else Path.cwd()  # "." would not say which folder (a container's /work)
+        if err.errno in FULL_DISK:  # said before the work, not after it
+            raise SettingError(f"{named}{shown}: {err.strerror}: free some space first", settings=settings) from err
         raise SettingError(f"{named}{shown} cannot be written in ({err.strerror})", settings=settings) from err
 
 

@@ -53,6 +53,17 @@ def test_a_folder_that_cannot_be_written_in_is_refused_and_the_check_leaves_noth
     assert sorted(path.name for path in tmp_path.iterdir()) == ["locked"]
 
 
+def test_a_full_disk_is_refused_before_the_work_and_the_check_leaves_nothing(tmp_path, monkeypatch):
+    def full(fd, data):  # a full disk still makes files and folders (tmpfs, ext4's inodes): it fails the write
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(os, "write", full)
+    message = f"^{tmp_path / 'out'}: {tmp_path}: {os.strerror(errno.ENOSPC)}: free some space first$"
+    with pytest.raises(SettingError, match=message):
+        check_folder(tmp_path / "out", "out")
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_a_folder_that_cannot_be_reached_is_refused(tmp_path, monkeypatch):
     # As root no folder refuses a look inside, so the OS's answer for one that does (mode 700, another owner) is
     # stood in for.
