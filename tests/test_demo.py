@@ -34,5 +34,7 @@ def test_integer_and_float_settings_share_a_folder(tmp_path):
 
 def test_a_home_that_cannot_be_written_in_says_where_else_the_dataset_can_go(unwritable_folder):
     # Before, the first `deblur train` in a read-only home (some containers) stopped on the OS's PermissionError.
-    with pytest.raises(SettingError, match=f"^{unwritable_folder} cannot be written in .*set DEBLUR_HOME to"):
+    with pytest.raises(
+        SettingError, match=f"^{unwritable_folder} cannot be written in .*set DEBLUR_HOME to make it elsewhere$"
+    ):
         ensure_demo_dataset(SynthConfig(pairs_per_photo=1, max_length=5), home=unwritable_folder, log=print)

@@ -67,7 +67,7 @@ def ensure_demo_dataset(synth: SynthConfig, *, home: Path | None = None, log=pri
     try:
         check_folder(root.parent)
     except SettingError as err:  # a read-only home (some containers): say where else it can go
-        raise SettingError(f"{err}: the demo dataset is made there; set DEBLUR_HOME to a folder that can be") from err
+        raise SettingError(f"{err}: the demo dataset is made there; set DEBLUR_HOME to make it elsewhere") from err
     log(f"making the demo dataset from scikit-image's sample photos in {root} (once)")
     with atomic_dir(root) as tmp:
         for split, photos in (("train", TRAIN_PHOTOS), ("test", VAL_PHOTOS)):
