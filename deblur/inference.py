@@ -163,7 +163,12 @@ class Deblurrer:
                 on_tiles(self.calls(*image.shape[:2], copies))
             return blend(image, restored, strength)
         owner = self.network() if way.model_channels == 3 else self  # the plain network beside a kernel-aware model
-        model = partial(owner.tiling.ensembled, copies=copies, run=owner.run, on_tiles=on_tiles)
+
+        def model(given: np.ndarray) -> np.ndarray:
+            if on_tiles:
+                on_tiles(0)  # the network starts: what the way ran before it (the shake's estimate) is done
+            return owner.tiling.ensembled(given, copies=copies, run=owner.run, on_tiles=on_tiles)
+
         return blend(image, way.deblur(image, model), strength)
 
     def run(self, batch: np.ndarray) -> np.ndarray:

@@ -106,6 +106,7 @@ def test_progress_counts_the_tiles_of_every_copy(identity_model, tmp_path):
     recorder = ProgressRecorder()
     files([tmp_path / "in.png"], deblurrer, tmp_path / "out", progress=recorder)
     assert recorder.events[1] == ("image", "in.png", 32)
+    assert recorder.events[2] == ("tiles", 0)  # as the model starts: a bar times its calls from there
     assert sum(event[1] for event in recorder.events if event[0] == "tiles") == 32
 
 
@@ -218,7 +219,14 @@ def test_progress_counts_every_image(identity_model, tmp_path):
     recorder = ProgressRecorder()
     paths = [tmp_path / "bad.jpg", tmp_path / "good.png"]
     files(paths, load_deblurrer(identity_model), tmp_path / "out", progress=recorder)
-    assert recorder.events == [("start", 2), ("finished",), ("image", "good.png", 1), ("tiles", 1), ("finished",)]
+    assert recorder.events == [
+        ("start", 2),
+        ("finished",),
+        ("image", "good.png", 1),
+        ("tiles", 0),
+        ("tiles", 1),
+        ("finished",),
+    ]
 
 
 def test_no_progress_bar_when_every_input_is_missing(identity_model, tmp_path):

@@ -1,5 +1,7 @@
 """`deblur predict` on photos as people have them: name clashes, mistyped paths, phones' photos."""
 
+import time
+
 import numpy as np
 from helpers import save_model
 from PIL import Image
@@ -78,8 +80,12 @@ def test_a_photo_bar_says_what_runs_before_its_first_model_call():
     bars.start(2)
     update = bars.image("in.png", 4, "estimating the camera shake")
     assert bars.calls.desc == "in.png, estimating the camera shake" and bars.calls.n == 0
+    estimating_since = bars.calls.start_t
+    time.sleep(0.05)
+    update(0)  # the first model call starts: the clock of the calls starts there, not with the estimate
+    assert bars.calls.desc == "in.png" and bars.calls.start_t > estimating_since
     update(1)
-    assert bars.calls.desc == "in.png" and bars.calls.n == 1
+    assert bars.calls.desc == "in.png" and bars.calls.n == 1 and bars.calls.total == 4
     bars.finished()
     update = bars.image("next.png", 4)
     assert bars.calls.desc == "next.png"
