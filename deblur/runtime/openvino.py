@@ -115,7 +115,7 @@ def cached_ir(
         final.parent.mkdir(parents=True, exist_ok=True)
         try_writing_in(final.parent)  # it may be there already, another user's
     except OSError as err:  # a read-only home (some containers): convert for this run only
-        log(f"converting {model_file.name} for OpenVINO (not kept: {final.parent} is not writable, {err.strerror})")
+        log(f"converting {model_file.name} for OpenVINO (not kept: {final.parent}: {err.strerror})")
         return cached_ir(model, None, log)
     log(f"converting {model_file.name} for OpenVINO (once; kept in {final.parent})")
     with atomic_dir(final) as folder:
