@@ -95,6 +95,19 @@ def test_a_photo_bar_says_what_runs_before_its_first_model_call():
     bars.close()
 
 
+def test_quiet_bars_take_the_same_calls():
+    from deblur.cli.predict import ProgressBars
+
+    bars = ProgressBars(quiet=True)  # a disabled tqdm has no `desc` until one is set: reading it had failed -q runs
+    bars.start(1)
+    update = bars.image("in.png", 2, "estimating the camera shake")
+    for done in (0, 1, 1, 0, 1, 1):  # the default ran the photo again: two more calls
+        update(done)
+    assert bars.calls.desc == "in.png"
+    bars.finished()
+    bars.close()
+
+
 def test_a_run_stopped_inside_a_clip_closes_its_bar_before_the_error_is_printed():
     from deblur.cli.predict import ProgressBars
 

@@ -249,8 +249,11 @@ class ProgressBars:
         desc = f"{name}, {waiting}" if waiting else name
         self.calls = bar = progress_bar(total=calls, desc=desc, unit="model call", leave=False, disable=self.quiet)
 
+        waited = [waiting]  # until the first call starts (or ends, where no start is told)
+
         def update(done: int) -> None:
-            if waiting and bar.n == 0 and bar.desc != name:
+            if waited[0]:
+                waited[0] = None
                 bar.set_description_str(name, refresh=False)
                 if done == 0:
                     bar.reset(total=bar.total)
