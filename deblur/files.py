@@ -83,7 +83,7 @@ def atomic_path(final: str | Path, *, suffix: str = "") -> Iterator[Path]:
     tmp_path = Path(tmp)
     os.chmod(tmp_path, 0o666 & ~_umask())  # mkstemp makes it private; the final file gets the usual mode
     try:
-        with _full_disk_named(final, tmp_path):
+        with full_disk_named(final, tmp_path):
             yield tmp_path
             os.replace(tmp_path, final)
     finally:
@@ -108,7 +108,7 @@ def atomic_dir(final: str | Path, *, replace: bool = False) -> Iterator[Path]:
     os.chmod(tmp, 0o777 & ~_umask())  # mkdtemp makes it private; the final folder gets the usual mode
     old = final.parent / f"{tmp.name}.old"
     try:
-        with _full_disk_named(final, tmp):
+        with full_disk_named(final, tmp):
             yield tmp
             if replace and final.is_dir():
                 os.rename(final, old)
@@ -129,8 +129,9 @@ def atomic_dir(final: str | Path, *, replace: bool = False) -> Iterator[Path]:
 
 
 @contextlib.contextmanager
-def _full_disk_named(final: Path, tmp: Path) -> Iterator[None]:
-    """A full disk met while writing `final` (through `tmp`), raised as an OSError naming `final`."""
+def full_disk_named(final: Path, tmp: Path) -> Iterator[None]:
+    """A full disk met while writing `final` (through `tmp`, a file or a folder of them), raised as an OSError
+    naming `final`."""
     try:
         yield
     except OSError as err:

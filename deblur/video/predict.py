@@ -11,17 +11,15 @@ The output appears only complete (temporary name, then rename); the work folder 
 
 from __future__ import annotations
 
-import contextlib
 import json
 import shutil
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
-from deblur.errors import FULL_DISK, full_disk_at
-from deblur.files import atomic_write_text
+from deblur.files import atomic_write_text, full_disk_named
 from deblur.imageio import DEFAULT_MAX_PIXELS
 from deblur.video.clips import Clip, Frame, VideoReadError, frames_per_segment, probe_clip, read_frames
 from deblur.video.encode import Encoding, JoinReport, SegmentWriter, join_segments
@@ -88,7 +86,8 @@ def deblur_clip(
     work = work_folder(target)
     per_segment = frames_per_segment(clip, options.segment_seconds)
     job = clip_job(clip, deblurrer.identity(), options, per_segment)
-    with _full_disk_named_as(target, work):
+    # A segment's temporary name, in a hidden folder and gone once abandoned, would not say which output had no room.
+    with full_disk_named(target, work):
         done = finished_segments(work, job, log)
         resumed = min(len(done) * per_segment, clip.frames or 0)
         on_frames = progress.clip(source.name, clip.frames, resumed) if progress else (lambda _: None)
@@ -119,18 +118,6 @@ def deblur_clip(
     shutil.rmtree(work, ignore_errors=True)
     resumed = min(len(done) * per_segment, frames)
     return ClipReport(source, target, frames, resumed, time.perf_counter() - started, streams, notes)
-
-
-@contextlib.contextmanager
-def _full_disk_named_as(target: Path, work: Path) -> Iterator[None]:
-    """A full disk met in the work folder, raised as the clip's: a segment's temporary name, in a hidden folder and
-    gone once abandoned, would not say which output had no room."""
-    try:
-        yield
-    except OSError as err:
-        if err.errno in FULL_DISK and err.filename and Path(err.filename).is_relative_to(work):
-            raise full_disk_at(err, target) from err
-        raise
 
 
 class _Segments:
