@@ -249,11 +249,8 @@ class ProgressBars:
         desc = f"{name}, {waiting}" if waiting else name
         self.calls = bar = progress_bar(total=calls, desc=desc, unit="model call", leave=False, disable=self.quiet)
 
-        waited = [waiting]  # until the first call starts (or ends, where no start is told)
-
         def update(done: int) -> None:
-            if waited[0]:
-                waited[0] = None
+            if waiting and bar.n == 0:  # a disabled bar (-q) stays at 0: it is only told its description again
                 bar.set_description_str(name, refresh=False)
                 if done == 0:
                     bar.reset(total=bar.total)
