@@ -15,6 +15,7 @@ from deblur.cli.common import (
     Estimates,
     MethodOption,
     QuietNotes,
+    fail,
     percent,
     reporter,
     user_message,
@@ -221,6 +222,8 @@ def print_scaled(scaled, out: str) -> bool:
     if scaled.skipped:
         typer.echo(skipped_line(len(scaled.skipped)))
     typer.echo(f"{scaled.summary}; outputs in {out if '://' in out else Path(out).resolve()}")
+    if scaled.stopped:
+        raise fail(scaled.stopped)  # the error the CLI gives a full disk, last, as the line to act on
     return bool(scaled.failed)
 
 

@@ -6,7 +6,9 @@ listing the inputs, skipping finished outputs, probing clips and joining their s
 dead-letter list `FAILED_LIST` (file, reason) beside the outputs.
 
 Re-running the same command skips every output that is there (they only ever appear whole) and every finished
-segment, so a run that was killed, or whose worker was killed, is finished by running it again.
+segment, so a run that was killed, or whose worker was killed, is finished by running it again. That is also how a
+run stopped by a full disk goes on (`ScaleReport.stopped`): a worker that meets one refuses its later tasks at once,
+where each would have done its work only to fail in the same way, and no clip is joined.
 """
 
 from __future__ import annotations
@@ -18,10 +20,10 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from deblur.errors import DeblurError, NothingFoundError, SettingError
+from deblur.errors import FULL_DISK, DeblurError, NothingFoundError, SettingError, full_disk_message
 from deblur.scale import ENGINES, FAILED_LIST, default_workers, storage
 from deblur.scale.plan import PHOTO, plan_inputs
-from deblur.scale.worker import OK, SKIPPED, WorkerSettings
+from deblur.scale.worker import NO_ROOM, OK, SKIPPED, WorkerSettings
 from deblur.settings import PredictSettings
 from deblur.video.encode import join_segments
 
@@ -35,14 +37,17 @@ class ScaleReport:
     seconds: float = 0.0
     workers: int = 0
     frames: int = 0  # of clips, this run
+    stopped: str | None = None  # a full disk, in the CLI's words: the tasks after it were not done
+    left: int = 0  # inputs a stopped job did not get to
 
     @property
     def summary(self) -> str:
         rate = len(self.written) / self.seconds if self.seconds else 0.0
         frames = f", {self.frames / self.seconds:.2f} frames/s" if self.frames and self.seconds else ""
         workers = f"{self.workers} worker{'' if self.workers == 1 else 's'}"
+        left = f", {self.left} left" if self.stopped else ""
         return (
-            f"{len(self.written)} done, {len(self.skipped)} skipped, {len(self.failed)} failed in "
+            f"{len(self.written)} done, {len(self.skipped)} skipped, {len(self.failed)} failed{left} in "
             f"{self.seconds:.1f} s with {workers}: {rate:.2f} inputs/s{frames}"
         )
 
@@ -84,7 +89,10 @@ def predict_at_scale(
         log(central["note"])  # how clips go under this method, once for them all (plain predict says it per clip)
     segments: dict[str, str] = {}  # a finished segment's file; or the reason it failed, by file
     for row in run_on_ray(plan.tasks, worker, workers=workers, address=run.address, progress=progress):
-        if row["kind"] == PHOTO:
+        if row["status"] == NO_ROOM:
+            report.stopped = report.stopped or row["reason"]
+            report.left += row["kind"] == PHOTO  # a clip is counted once, below
+        elif row["kind"] == PHOTO:
             if row["status"] == OK:
                 report.written.append(row["target"])
             elif row["status"] == SKIPPED:
@@ -99,15 +107,28 @@ def predict_at_scale(
         if reasons:
             report.failed.append((str(clip.clip.path), reasons[0]))
             continue
+        if report.stopped:  # its finished segments are kept for the next run; the join needs room too
+            report.left += 1
+            continue
         try:
             join_segments(clip.segments, clip.clip, clip.target, log=log)
         except DeblurError as err:
             report.failed.append((str(clip.clip.path), str(err)))
             continue
+        except OSError as err:
+            if err.errno not in FULL_DISK:
+                raise
+            report.stopped, report.left = full_disk_message(err), report.left + 1
+            continue
         shutil.rmtree(clip.segments[0].parent, ignore_errors=True)
         report.written.append(str(clip.target))
     report.seconds = time.perf_counter() - started
-    report.failed_list = write_failed_list(out, report.failed)
+    try:
+        report.failed_list = write_failed_list(out, report.failed)
+    except OSError as err:
+        if not (report.stopped and err.errno in FULL_DISK):
+            raise
+        storage.remove(storage.join(out, FAILED_LIST))  # an earlier run's list, no longer true; these are printed
     return report
 
 

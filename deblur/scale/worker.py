@@ -1,6 +1,7 @@
 """One worker of a distributed run: the model opened once when the worker starts, then one task (`deblur.scale.plan`)
 at a time. A task that fails returns its reason instead of raising, so that one bad file does not stop the job;
-its output is then not written.
+its output is then not written. A full disk is not one file's fault: its task says so (`NO_ROOM`), and so does each
+later task, at once, without doing its work.
 """
 
 from __future__ import annotations
@@ -13,16 +14,18 @@ from pathlib import Path
 
 import numpy as np
 
-from deblur.errors import DeblurError
+from deblur.errors import FULL_DISK, DeblurError, full_disk_message
+from deblur.files import full_disk_named
 from deblur.imageio import decode_photo, encode_photo
 from deblur.min_side import check_min_side
 from deblur.scale import storage
 from deblur.scale.plan import PHOTO, Task
 from deblur.settings import DeblurSettings, WriteSettings
 from deblur.video.clips import Clip, frame_times, probe_clip, read_frames
-from deblur.video.predict import VideoOptions, deblur_segment
+from deblur.video.predict import VideoOptions, clip_of, deblur_segment
 
 OK, FAILED, SKIPPED = "ok", "failed", "skipped"
+NO_ROOM = "no room"  # the disk the outputs go to is full: each task after it would fail the same way
 
 
 @dataclass(frozen=True)
@@ -53,6 +56,7 @@ class DeblurWorker:
         # A clip's frames go the way `deblur predict` sends clips (the default: the network).
         self.frames_deblurrer, _ = self.deblurrer.for_clips()
         self.clips: OrderedDict[str, tuple[Clip, list[int] | None]] = OrderedDict()  # the last few clips probed
+        self.no_room: str | None = None  # why a task found the disk full
 
     def __call__(self, row: dict) -> dict:
         task = Task(**{name: row[name] for name in Task.__dataclass_fields__})
@@ -61,6 +65,8 @@ class DeblurWorker:
         if not self.settings.write.overwrite and storage.exists(task.target):
             # done by an earlier attempt at this task's block (the engine runs a dead worker's block again)
             return {**row, **done, "status": SKIPPED}
+        if self.no_room:
+            return {**row, **done, "status": NO_ROOM, "reason": self.no_room}
         try:
             if task.kind == PHOTO:
                 self.photo(task)
@@ -69,6 +75,9 @@ class DeblurWorker:
         except DeblurError as err:
             return {**row, **done, "status": FAILED, "reason": str(err)}
         except Exception as err:  # anything else is reported with its file too, and the job goes on
+            if isinstance(err, OSError) and err.errno in FULL_DISK:
+                self.no_room = full_disk_message(err)
+                return {**row, **done, "status": NO_ROOM, "reason": self.no_room}
             reason = f"{task.source}: {type(err).__name__}: {str(err)[:300]}"
             return {**row, **done, "status": FAILED, "reason": reason}
         return {**row, **done, "seconds": time.perf_counter() - started}
@@ -93,7 +102,9 @@ class DeblurWorker:
         clip, times = self.clip(task.source)
         video = VideoOptions(encoding=self.settings.write.encoding, max_pixels=self.settings.max_pixels)
         frames = read_frames(clip, task.first, task.stop, times)
-        return deblur_segment(clip, frames, Path(task.target), self.frames_deblurrer, video)
+        target = Path(task.target)
+        with full_disk_named(clip_of(target.parent), target.parent):  # the clip, as plain predict names it
+            return deblur_segment(clip, frames, target, self.frames_deblurrer, video)
 
     def clip(self, source: str) -> tuple[Clip, list[int] | None]:
         """The clip and its frame timestamps, read once for all of its segments this worker makes."""

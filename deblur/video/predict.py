@@ -64,6 +64,11 @@ def work_folder(target: Path) -> Path:
     return target.parent / f".{target.name}.parts"
 
 
+def clip_of(work: Path) -> Path:
+    """The clip whose work folder `work` is (`work_folder`'s inverse)."""
+    return work.parent / work.name.removeprefix(".").removesuffix(".parts")
+
+
 def deblur_clip(
     source: Path,
     target: Path,
