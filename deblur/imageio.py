@@ -131,6 +131,12 @@ def _register_plugins() -> bool:
     return True
 
 
+def _is_empty(source: Path | BinaryIO) -> bool:
+    if isinstance(source, (str, Path)):
+        return Path(source).stat().st_size == 0
+    return source.seek(0, io.SEEK_END) == 0
+
+
 @contextlib.contextmanager
 def _opened(source: Path | BinaryIO, name: str, max_pixels: int) -> Iterator[Image.Image]:
     # Pillow's own guard is replaced by this one, which names the file and the setting. Opening reads only the
@@ -140,6 +146,8 @@ def _opened(source: Path | BinaryIO, name: str, max_pixels: int) -> Iterator[Ima
     try:
         image = Image.open(source)
     except UnidentifiedImageError:
+        if _is_empty(source):  # a download or a copy that never happened, which "a format" would not tell
+            raise NotAnImageError(f"{name}: an empty file (0 bytes), not an image") from None
         if not heif and Path(name).suffix.lower() in HEIF_SUFFIXES:
             raise NotAnImageError(f"{name}: HEIC and HEIF photos need pillow-heif: pip install pillow-heif") from None
         raise NotAnImageError(f"{name}: not a readable image (not in a format Pillow reads)") from None

@@ -8,6 +8,7 @@ from PIL import Image, ImageCms
 
 from deblur.imageio import (
     AnimationError,
+    NotAnImageError,
     TruncatedImageError,
     WriteOptions,
     decode_photo,
@@ -103,6 +104,17 @@ def test_an_animation_is_refused_by_name(tmp_path):
         read_photo(tmp_path / "moving.gif")
     Image.fromarray(photo_pixels()).convert("P").save(tmp_path / "still.gif")
     assert read_photo(tmp_path / "still.gif").rgb.shape == (48, 64, 3)
+
+
+def test_an_empty_file_is_called_empty_and_other_bytes_not_an_image(tmp_path):
+    (tmp_path / "empty.jpg").write_bytes(b"")
+    with pytest.raises(NotAnImageError, match=r"empty.jpg: an empty file \(0 bytes\), not an image$"):
+        read_photo(tmp_path / "empty.jpg")
+    with pytest.raises(NotAnImageError, match=r"upload.png: an empty file"):
+        decode_photo(io.BytesIO(b""), "upload.png")
+    (tmp_path / "text.jpg").write_bytes(b"hello")
+    with pytest.raises(NotAnImageError, match=r"text.jpg: not a readable image \(not in a format Pillow reads\)"):
+        read_photo(tmp_path / "text.jpg")
 
 
 def test_a_tiff_of_several_pages_is_refused_by_name_and_one_page_is_read(tmp_path):
