@@ -6,6 +6,7 @@ import errno
 import os
 import re
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -352,3 +353,19 @@ def test_a_run_whose_disk_fills_keeps_what_was_done_lists_only_real_failures_and
     again = predict(inputs, "--out", out, "--model", model, "--engine", "ray")
     assert again.exit_code == 1 and again.output.splitlines()[-1] == f"error: {reason}"
     assert not (out / FAILED_LIST).exists()
+
+
+def test_an_address_nothing_answers_at_is_refused_before_any_work_naming_the_setting(model, tmp_path):
+    with socket.socket() as listener:  # a port just given back: nothing answers there
+        listener.bind(("127.0.0.1", 0))
+        port = listener.getsockname()[1]
+    inputs = photos(tmp_path / "in", 1)
+    refused = os.strerror(errno.ECONNREFUSED)
+    for address, said in (
+        (f"127.0.0.1:{port}", f"no Ray cluster answers at 127.0.0.1:{port}: {refused}"),  # Ray retried it without end
+        (f"ray://127.0.0.1:{port}", f"no Ray cluster answers at ray://127.0.0.1:{port}: {refused}"),  # 30 s, traceback
+        ("head", "cannot join the Ray cluster at head: Invalid address format: head"),
+    ):
+        result = predict(inputs, "--out", tmp_path / "out", "--model", model, "--engine", "ray", "--address", address)
+        assert result.exit_code == 1 and result.output.splitlines()[-1] == f"error: {said} (--address)"
+    assert not (tmp_path / "out").exists()

@@ -8,6 +8,7 @@ it, the job goes to that cluster (`ray://host:10001`, or "auto" on one of its ma
 from __future__ import annotations
 
 import logging
+import socket
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import asdict
@@ -16,6 +17,8 @@ from deblur.errors import SettingError
 from deblur.scale import ENGINE_INSTALL
 from deblur.scale.plan import Task
 from deblur.scale.worker import DeblurWorker, WorkerSettings
+
+CONNECT_SECONDS = 10.0  # for a cluster's address to answer at all
 
 # Tasks go to the workers in blocks: one task a block up to this many tasks, so that a dead worker's block, which
 # Ray runs again, holds little; past it, a block of several tasks passes over the ones done before it died.
@@ -29,6 +32,19 @@ def ray_module():
     except ImportError:
         raise SettingError(f"the ray engine needs Ray: {ENGINE_INSTALL}", settings=("engine",)) from None
     return ray
+
+
+def check_address(address: str | None) -> None:
+    """A cluster's address that nothing answers at, refused before any work, naming the setting. Ray would take
+    30 s to say so of a `ray://` address, and retry a bare one (a head's `host:6379`) without end."""
+    host, _, port = (address or "auto").removeprefix("ray://").rpartition(":")
+    if address in (None, "auto", "local") or not port.isdigit():
+        return  # Ray's own words, for what is not host:port (`auto` with no cluster on this machine included)
+    try:
+        socket.create_connection((host.strip("[]"), int(port)), timeout=CONNECT_SECONDS).close()
+    except OSError as err:
+        reason = err.strerror or str(err) or type(err).__name__
+        raise SettingError(f"no Ray cluster answers at {address}: {reason}", settings=("address",)) from None
 
 
 def run_on_ray(
@@ -46,15 +62,20 @@ def run_on_ray(
     started_here = not ray.is_initialized()
     with ray_lines(shown=progress):
         if started_here:
-            ray.init(
-                address=address or "local",  # a new local Ray, never one a `ray start` left on this machine
-                num_cpus=None if address else workers * settings.threads,
-                include_dashboard=False,
-                logging_level=logging.WARNING if progress else logging.ERROR,
-                log_to_driver=progress,
-                # TensorFlow's start-up lines, filtered out in each worker as the CLI does in its own process
-                runtime_env={"worker_process_setup_hook": "deblur.console.hide_native_noise"},
-            )
+            try:
+                ray.init(
+                    address=address or "local",  # a new local Ray, never one a `ray start` left on this machine
+                    num_cpus=None if address else workers * settings.threads,
+                    include_dashboard=False,
+                    logging_level=logging.WARNING if progress else logging.ERROR,
+                    log_to_driver=progress,
+                    # TensorFlow's start-up lines, filtered out in each worker as the CLI does in its own process
+                    runtime_env={"worker_process_setup_hook": "deblur.console.hide_native_noise"},
+                )
+            except (ConnectionError, ValueError) as err:  # no cluster there, or an address Ray cannot read
+                if not address:
+                    raise
+                raise SettingError(f"cannot join the Ray cluster at {address}: {err}", settings=("address",)) from None
         try:
             context = ray.data.DataContext.get_current()
             context.enable_progress_bars = progress

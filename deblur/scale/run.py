@@ -62,9 +62,10 @@ def predict_at_scale(
         raise SettingError(f"engine must be one of {', '.join(ENGINES)}; got {run.engine!r}", settings=("engine",))
     if run.worker_cpus < 1 or (run.workers is not None and run.workers < 1):
         raise SettingError("workers and worker CPUs must be at least 1", settings=("workers", "worker_cpus"))
-    from deblur.scale.ray_engine import ray_module, run_on_ray
+    from deblur.scale.ray_engine import check_address, ray_module, run_on_ray
 
     ray_module()  # before any work: without the extra, nothing is listed or probed
+    check_address(run.address)
     workers = run.workers or default_workers(run.worker_cpus)
     started = time.perf_counter()
     worker = WorkerSettings(settings.deblur, settings.write, settings.read.max_pixels, run.worker_cpus)
