@@ -269,6 +269,7 @@ def test_a_worker_that_finds_the_disk_full_says_so_naming_the_output_and_refuses
     from deblur.shake import deconvolve
 
     monkeypatch.setattr(deconvolve, "THREADS", deconvolve.THREADS)  # the worker sets its own
+    monkeypatch.setattr(worker_module, "hide_native_noise", lambda: None)  # this process's stderr is pytest's
     inputs = photos(tmp_path / "in", 2)
     settings = worker_module.WorkerSettings(
         DeblurSettings(model, method="network", runtime="tensorflow"), WriteSettings(str(tmp_path / "out")), 10**7, 1
@@ -369,3 +370,37 @@ def test_an_address_nothing_answers_at_is_refused_before_any_work_naming_the_set
         result = predict(inputs, "--out", tmp_path / "out", "--model", model, "--engine", "ray", "--address", address)
         assert result.exit_code == 1 and result.output.splitlines()[-1] == f"error: {said} (--address)"
     assert not (tmp_path / "out").exists()
+
+
+def test_a_model_the_workers_cannot_load_ends_the_run_on_plain_predicts_error(tmp_path):
+    (tmp_path / "not.keras").write_bytes(b"not a model")
+    inputs = photos(tmp_path / "in", 1)
+    args = ("--out", tmp_path / "out", "--model", tmp_path / "not.keras")
+    plain, scaled = predict(inputs, *args), predict(inputs, *args, "--engine", "ray", "--workers", "1")
+    assert plain.exit_code == scaled.exit_code == 1
+    said = plain.output.splitlines()[-1]
+    assert said.startswith(f"error: {tmp_path / 'not.keras'} is not a deblur model")
+    # the workers' own rows said it: no worker died, so no pages of Ray's report of a death come before or after
+    assert scaled.output.splitlines()[-1] == said and "Traceback" not in scaled.output
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_machine_that_cannot_load_deblur_is_one_line_saying_what_it_needs():
+    """Ray's errors as a worker that cannot unpickle deblur's code raises them (tried on a `ray start` cluster whose
+    workers found no deblur: Ray had started them again without end while deblur set up each worker process)."""
+    from ray.exceptions import ActorDiedError, RaySystemError, RayTaskError
+
+    from deblur import __version__
+    from deblur.inference import ModelLoadError
+    from deblur.scale.ray_engine import _not_started
+    from deblur.scale.worker import WorkerNotStarted
+
+    died = ActorDiedError(RayTaskError("__init__", "", RaySystemError("No module named 'deblur'", "a traceback")))
+    why = _not_started(died)
+    assert isinstance(why, WorkerNotStarted) and str(why) == (
+        f"the workers could not load deblur (No module named 'deblur'): each machine of the cluster needs deblur "
+        f"{__version__} installed, as this one has (pip install 'deblur-keras[ray]')"
+    )
+    own = ModelLoadError("m.keras is not a deblur model")
+    assert _not_started(ActorDiedError(RayTaskError("__init__", "", own))) is own
+    assert _not_started(ActorDiedError(RayTaskError("__init__", "", KeyError("a bug")))) is None  # its traceback

@@ -13,10 +13,11 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import asdict
 
-from deblur.errors import SettingError
+from deblur import __version__
+from deblur.errors import DeblurError, SettingError
 from deblur.scale import ENGINE_INSTALL
 from deblur.scale.plan import Task
-from deblur.scale.worker import DeblurWorker, WorkerSettings
+from deblur.scale.worker import DeblurWorker, WorkerNotStarted, WorkerSettings
 
 CONNECT_SECONDS = 10.0  # for a cluster's address to answer at all
 
@@ -69,8 +70,6 @@ def run_on_ray(
                     include_dashboard=False,
                     logging_level=logging.WARNING if progress else logging.ERROR,
                     log_to_driver=progress,
-                    # TensorFlow's start-up lines, filtered out in each worker as the CLI does in its own process
-                    runtime_env={"worker_process_setup_hook": "deblur.console.hide_native_noise"},
                 )
             except (ConnectionError, ValueError) as err:  # no cluster there, or an address Ray cannot read
                 if not address:
@@ -88,10 +87,34 @@ def run_on_ray(
                 compute=ray.data.ActorPoolStrategy(size=min(workers, len(tasks))),
                 num_cpus=settings.threads,
             )
-            yield from results.iter_rows()
+            try:
+                yield from results.iter_rows()
+            except ray.exceptions.ActorDiedError as err:
+                if (why := _not_started(err)) is None:
+                    raise
+                raise why from None
         finally:
             if started_here:
                 ray.shutdown()
+
+
+def _not_started(err: Exception) -> Exception | None:
+    """Why a worker died as it started (Ray's ActorDiedError; Ray Data then ends the job): a machine that cannot
+    load deblur's code (the worker's own errors come back as its tasks' rows), or a DeblurError of its own as it is;
+    None for anything else (a bug, which keeps its traceback)."""
+    import ray
+
+    causes = [getattr(arg, "cause", None) for arg in err.args]
+    cause = next((found for found in causes if found is not None), None)
+    if isinstance(cause, DeblurError):
+        return cause
+    if not isinstance(cause, (ray.exceptions.RaySystemError, ImportError)):
+        return None
+    reason = str(cause).removeprefix("System error: ").splitlines()[0]
+    return WorkerNotStarted(
+        f"the workers could not load deblur ({reason}): each machine of the cluster needs deblur {__version__} "
+        f"installed, as this one has ({ENGINE_INSTALL})"
+    )
 
 
 @contextmanager

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from deblur.errors import FULL_DISK, DeblurError, NothingFoundError, SettingError, full_disk_message
 from deblur.scale import ENGINES, FAILED_LIST, default_workers, storage
 from deblur.scale.plan import PHOTO, plan_inputs
-from deblur.scale.worker import NO_ROOM, OK, SKIPPED, WorkerSettings
+from deblur.scale.worker import NO_ROOM, NOT_STARTED, OK, SKIPPED, WorkerNotStarted, WorkerSettings
 from deblur.settings import PredictSettings
 from deblur.video.encode import join_segments
 
@@ -89,8 +89,11 @@ def predict_at_scale(
     if plan.clips and central.get("note"):
         log(central["note"])  # how clips go under this method, once for them all (plain predict says it per clip)
     segments: dict[str, str] = {}  # a finished segment's file; or the reason it failed, by file
+    not_started: dict | None = None
     for row in run_on_ray(plan.tasks, worker, workers=workers, address=run.address, progress=progress):
-        if row["status"] == NO_ROOM:
+        if row["status"] == NOT_STARTED:  # every task of the job says so, at once: the job ends on it below
+            not_started = not_started or row
+        elif row["status"] == NO_ROOM:
             report.stopped = report.stopped or row["reason"]
             report.left += row["kind"] == PHOTO  # a clip is counted once, below
         elif row["kind"] == PHOTO:
@@ -103,6 +106,9 @@ def predict_at_scale(
         else:
             segments[row["target"]] = "" if row["status"] in (OK, SKIPPED) else row["reason"]
             report.frames += row["frames"]
+    if not_started:
+        settings = tuple(filter(None, not_started["settings"].split(",")))
+        raise WorkerNotStarted(not_started["reason"], settings=settings)
     for clip in plan.clips:
         reasons = [segments[str(path)] for path in clip.segments if segments.get(str(path))]
         if reasons:

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
+from deblur.console import hide_native_noise
 from deblur.errors import FULL_DISK, DeblurError, full_disk_message
 from deblur.files import full_disk_named
 from deblur.imageio import decode_photo, encode_photo
@@ -26,6 +27,11 @@ from deblur.video.predict import VideoOptions, clip_of, deblur_segment
 
 OK, FAILED, SKIPPED = "ok", "failed", "skipped"
 NO_ROOM = "no room"  # the disk the outputs go to is full: each task after it would fail the same way
+NOT_STARTED = "not started"  # the worker could not open its model: the job ends on that error, as plain predict's
+
+
+class WorkerNotStarted(DeblurError):
+    """A worker could not open its model (in its own error's words), or load deblur's code."""
 
 
 @dataclass(frozen=True)
@@ -44,27 +50,39 @@ class WorkerSettings:
 
 class DeblurWorker:
     """Called by the engine with one task as a row (a dict); returns the row with `status`, `reason`, `frames`
-    (a segment's) and `seconds`."""
+    (a segment's), `seconds` and `settings` (those a `NOT_STARTED` reason concerns, joined by ",")."""
 
     def __init__(self, settings: WorkerSettings) -> None:
+        # TensorFlow's start-up lines, filtered out as the CLI does in its own process. Here, not as Ray's process
+        # setup hook: a cluster without deblur failed that hook in every worker, which Ray started again without end.
+        hide_native_noise()
         self.settings = settings
         _limit_threads(settings.threads)
         # imported here, in the worker: the process that plans the tasks never loads Keras for photos
         from deblur.inference import open_deblurrer
 
-        self.deblurrer, _ = open_deblurrer(settings.deblur, threads=settings.threads)
-        # A clip's frames go the way `deblur predict` sends clips (the default: the network).
-        self.frames_deblurrer, _ = self.deblurrer.for_clips()
+        self.unusable: DeblurError | None = None  # why the model could not be opened
+        try:
+            self.deblurrer, _ = open_deblurrer(settings.deblur, threads=settings.threads)
+            # A clip's frames go the way `deblur predict` sends clips (the default: the network).
+            self.frames_deblurrer, _ = self.deblurrer.for_clips()
+        except DeblurError as err:
+            # Each task says it instead: raised here, the worker would die, and Ray Data end the job in pages of
+            # its own trace (with a model the workers cannot read, say).
+            self.unusable = err
         self.clips: OrderedDict[str, tuple[Clip, list[int] | None]] = OrderedDict()  # the last few clips probed
         self.no_room: str | None = None  # why a task found the disk full
 
     def __call__(self, row: dict) -> dict:
         task = Task(**{name: row[name] for name in Task.__dataclass_fields__})
         started = time.perf_counter()
-        done = {"status": OK, "reason": "", "frames": 0, "seconds": 0.0}
+        done = {"status": OK, "reason": "", "frames": 0, "seconds": 0.0, "settings": ""}
         if not self.settings.write.overwrite and storage.exists(task.target):
             # done by an earlier attempt at this task's block (the engine runs a dead worker's block again)
             return {**row, **done, "status": SKIPPED}
+        if self.unusable is not None:
+            settings = ",".join(self.unusable.settings)
+            return {**row, **done, "status": NOT_STARTED, "reason": str(self.unusable), "settings": settings}
         if self.no_room:
             return {**row, **done, "status": NO_ROOM, "reason": self.no_room}
         try:
