@@ -14,7 +14,7 @@ from contextlib import contextmanager
 from dataclasses import asdict
 
 from deblur import __version__
-from deblur.errors import DeblurError, SettingError
+from deblur.errors import SettingError
 from deblur.scale import ENGINE_INSTALL
 from deblur.scale.plan import Task
 from deblur.scale.worker import DeblurWorker, WorkerNotStarted, WorkerSettings
@@ -100,14 +100,12 @@ def run_on_ray(
 
 def _not_started(err: Exception) -> Exception | None:
     """Why a worker died as it started (Ray's ActorDiedError; Ray Data then ends the job): a machine that cannot
-    load deblur's code (the worker's own errors come back as its tasks' rows), or a DeblurError of its own as it is;
-    None for anything else (a bug, which keeps its traceback)."""
+    load deblur's code (the worker's own errors come back as its tasks' rows); None for anything else (a bug,
+    which keeps its traceback)."""
     import ray
 
     causes = [getattr(arg, "cause", None) for arg in err.args]
     cause = next((found for found in causes if found is not None), None)
-    if isinstance(cause, DeblurError):
-        return cause
     if not isinstance(cause, (ray.exceptions.RaySystemError, ImportError)):
         return None
     reason = str(cause).removeprefix("System error: ").splitlines()[0]
