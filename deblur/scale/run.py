@@ -123,9 +123,9 @@ def predict_at_scale(
             report.failed.append((str(clip.clip.path), str(err)))
             continue
         except OSError as err:
-            if err.errno not in FULL_DISK:
+            if (message := full_disk_message(err)) is None:
                 raise
-            report.stopped, report.left = full_disk_message(err), report.left + 1
+            report.stopped, report.left = message, report.left + 1
             continue
         shutil.rmtree(clip.segments[0].parent, ignore_errors=True)
         report.written.append(str(clip.target))

@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from deblur.console import hide_native_noise
-from deblur.errors import FULL_DISK, DeblurError, full_disk_message
+from deblur.errors import DeblurError, full_disk_message
 from deblur.files import full_disk_named
 from deblur.imageio import decode_photo, encode_photo
 from deblur.min_side import check_min_side
@@ -93,9 +93,9 @@ class DeblurWorker:
         except DeblurError as err:
             return {**row, **done, "status": FAILED, "reason": str(err)}
         except Exception as err:  # anything else is reported with its file too, and the job goes on
-            if isinstance(err, OSError) and err.errno in FULL_DISK:
-                self.no_room = full_disk_message(err)
-                return {**row, **done, "status": NO_ROOM, "reason": self.no_room}
+            if isinstance(err, OSError) and (message := full_disk_message(err)):
+                self.no_room = message
+                return {**row, **done, "status": NO_ROOM, "reason": message}
             reason = f"{task.source}: {type(err).__name__}: {str(err)[:300]}"
             return {**row, **done, "status": FAILED, "reason": reason}
         return {**row, **done, "seconds": time.perf_counter() - started}
