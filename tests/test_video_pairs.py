@@ -11,6 +11,7 @@ from typer.testing import CliRunner
 
 from deblur.cli import app
 from deblur.errors import OutputExistsError
+from deblur.video.clips import VideoReadError
 from deblur.video.pairs import GAMMA, WindowRecipe, pairs_from_video
 
 
@@ -68,6 +69,37 @@ def test_an_existing_folder_is_never_written_into(tmp_path):
     with pytest.raises(OutputExistsError):
         pairs_from_video(clip, tmp_path / "pairs", progress=False, log=lambda _: None)
     assert os.listdir(tmp_path / "pairs") == []
+
+
+def frames_folder(folder, sizes):
+    folder.mkdir()
+    rng = np.random.default_rng(2)
+    for index, (width, height) in enumerate(sizes):
+        Image.fromarray(rng.integers(0, 256, (height, width, 3), dtype=np.uint8)).save(folder / f"{index:03d}.png")
+    return folder
+
+
+def test_a_folder_with_frames_of_two_sizes_names_the_odd_one(tmp_path):
+    folder = frames_folder(tmp_path / "frames", [(20, 16)] * 4 + [(18, 16)] + [(20, 16)] * 4)
+    with pytest.raises(VideoReadError, match=r"004\.png: 18x16, where the first frame, 000\.png, is 20x16"):
+        pairs_from_video(folder, tmp_path / "pairs", fps=240, progress=False, log=lambda _: None)
+    assert not (tmp_path / "pairs").exists()
+
+
+def test_too_few_frames_for_a_window_says_so(tmp_path):
+    folder = frames_folder(tmp_path / "frames", [(20, 16)] * 8)
+    recipe = WindowRecipe(min_frames=9, max_frames=9)
+    with pytest.raises(VideoReadError, match=r"8 frame\(s\), too few for one window of 9 to 9 \(--min-frames"):
+        pairs_from_video(folder, tmp_path / "pairs", recipe, fps=240, progress=False, log=lambda _: None)
+
+
+def test_a_photo_is_refused_as_not_a_clip(tmp_path):
+    photo = tmp_path / "photo.dat"  # read by its header, not its suffix
+    Image.fromarray(np.zeros((16, 20, 3), np.uint8)).save(photo, format="PNG")
+    messages = []
+    with pytest.raises(VideoReadError, match="a photo, not a clip"):
+        pairs_from_video(photo, tmp_path / "pairs", progress=False, log=messages.append)
+    assert messages == []  # no warning of its frame rate first
 
 
 @pytest.mark.slow

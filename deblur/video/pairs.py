@@ -25,7 +25,7 @@ from PIL import Image
 from deblur.console import progress_bar
 from deblur.errors import OutputExistsError, SettingError
 from deblur.files import atomic_dir, check_parent
-from deblur.imageio import find_images, read_photo
+from deblur.imageio import READ_SUFFIXES, find_images, is_photo, read_photo
 from deblur.video.clips import VideoReadError, probe_clip, read_frames
 
 GAMMA = 2.2  # GOPRO's inverse camera response
@@ -90,11 +90,29 @@ def frames_from(source: Path, *, fps: float | None = None) -> tuple[Iterator[np.
         paths = [path for path, _ in find_images([source])]
         if not paths:
             raise VideoReadError(f"{source}: no frames (images) in this folder")
-        frames = (np.round(read_photo(path).rgb * 255).astype(np.uint8) for path in paths)
-        return frames, fps, len(paths)
+        return _folder_frames(paths), fps, len(paths)
+    if source.suffix.lower() in READ_SUFFIXES or is_photo(source):
+        # FFmpeg would open it as a clip of one frame, and the error would speak of motion
+        raise VideoReadError(f"{source}: a photo, not a clip: give a slow-motion clip, or a folder of its frames")
     clip = probe_clip(source)
     frames = (np.round(frame.rgb * 255).astype(np.uint8) for frame in read_frames(clip))
     return frames, (fps or float(clip.rate)), clip.frames
+
+
+def _folder_frames(paths: list[Path]) -> Iterator[np.ndarray]:
+    """The frames of a folder, refusing one whose size differs from the first's (frames of two clips)."""
+    first, size = None, None
+    for path in paths:
+        frame = np.round(read_photo(path).rgb * 255).astype(np.uint8)
+        height, width = frame.shape[:2]
+        if first is None:
+            first, size = path, (width, height)
+        elif (width, height) != size:
+            raise VideoReadError(
+                f"{path}: {width}x{height}, where the first frame, {first.name}, is {size[0]}x{size[1]}: a folder "
+                "of frames holds one clip's frames, all one size"
+            )
+        yield frame
 
 
 def pairs_from_video(
@@ -130,9 +148,17 @@ def pairs_from_video(
         log(f"warning: {warning}")
     rng = np.random.default_rng(recipe.seed)
     windows = []  # (blurry, sharp) in time order, of the windows that moved
+    read = 0
+
+    def tally(frames: Iterator[np.ndarray]) -> Iterator[np.ndarray]:
+        nonlocal read
+        for frame in frames:
+            read += 1
+            yield frame
+
     bar = progress_bar(total=count, desc="frames", unit="frame", disable=not progress)
     try:
-        for blurry, sharp, motion, used in _windows(frames, rng, recipe):
+        for blurry, sharp, motion, used in _windows(tally(frames), rng, recipe):
             report.frames += used
             bar.update(used)
             if motion < recipe.min_motion:
@@ -143,6 +169,11 @@ def pairs_from_video(
             windows.append((blurry, sharp))
     finally:
         bar.close()
+    if not report.frames:
+        raise VideoReadError(
+            f"{source}: {read} frame(s), too few for one window of {recipe.min_frames} to {recipe.max_frames} "
+            "(--min-frames, --max-frames)"
+        )
     if not windows:
         raise VideoReadError(
             f"{source}: no window of frames moved enough to make a pair ({report.skipped_still} skipped, "
