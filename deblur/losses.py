@@ -42,7 +42,10 @@ def image_psnr(reference: np.ndarray, image: np.ndarray) -> float:
     return float(np.asarray(psnr(reference[None], image[None]))[0])
 
 
-def _gaussian_window(size: int = 11, sigma: float = 1.5) -> np.ndarray:
+SSIM_WINDOW = 11  # px a side: the smallest image SSIM scores
+
+
+def _gaussian_window(size: int = SSIM_WINDOW, sigma: float = 1.5) -> np.ndarray:
     offsets = np.arange(size, dtype=np.float64) - (size - 1) / 2
     g = np.exp(-(offsets**2) / (2 * sigma**2))
     g /= g.sum()

@@ -195,3 +195,34 @@ def test_the_data_folder_is_an_argument_and_align_scores_at_the_best_shift(synth
     assert report["mean"]["aligned_psnr"]["blurry"] >= report["mean"]["psnr"]["blurry"] - 0.5
     twice = runner.invoke(app, ["evaluate", str(data), "--data", str(data), "--model", str(model)])
     assert twice.exit_code != 0 and "give the dataset folder once" in twice.output
+
+
+def test_images_too_small_to_score_are_named_before_any_work(tmp_path):
+    from deblur.data.pairs import DatasetError
+    from deblur.evaluation.evaluate import evaluation_pairs
+
+    data = make_flat_dataset(tmp_path / "flat", count=2, size=(40, 60))
+    write = Image.fromarray(np.zeros((8, 8, 3), np.uint8))
+    write.save(data / "blur" / "002.png")
+    write.save(data / "sharp" / "002.png")
+    with pytest.raises(DatasetError, match=r"002\.png: 8x8 is smaller than the 11x11 that SSIM scores"):
+        evaluation_pairs(data)
+    (data / "blur" / "002.png").unlink()
+    (data / "sharp" / "002.png").unlink()
+    assert len(evaluation_pairs(data)) == 2
+    with pytest.raises(DatasetError, match=r"60x40 is smaller than the 52x52 that --align scores"):
+        evaluation_pairs(data, align=True)
+
+
+def test_a_folder_of_one_pair_is_scored_once(tmp_path):
+    from deblur.evaluation.evaluate import evaluation_pairs
+
+    data = make_flat_dataset(tmp_path / "flat", count=1)
+    assert [pair.name for pair in evaluation_pairs(data)] == ["000.png"]
+
+
+def test_a_folder_as_the_results_file_is_refused(synthetic, tmp_path):
+    data, model = synthetic
+    args = ["evaluate", str(data), "--model", str(model), "--out", str(tmp_path), "--overwrite", "-q"]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 1 and f"{tmp_path} is a folder: give a file for the results" in result.output

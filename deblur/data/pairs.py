@@ -194,8 +194,10 @@ def check_pairs(
     progress: bool = True,
     deep: bool = False,
     info: dict[Path, tuple] | None = None,
+    min_size_for: str = "patch size",
 ) -> list[str]:
-    """Problems with the pairs' files: unreadable, sizes that differ, smaller than `min_size` pixels a side.
+    """Problems with the pairs' files: unreadable, sizes that differ, smaller than `min_size` pixels a side (the
+    smallest `min_size_for`).
 
     `info` is `inspect_images` of the pairs' files when the caller has it already.
     """
@@ -223,7 +225,8 @@ def check_pairs(
             )
         elif min_size and min(blurry_size) < min_size:
             problems.append(
-                f"{pair.blurry}: {blurry_size[0]}x{blurry_size[1]} is smaller than the {min_size}x{min_size} patch size"
+                f"{pair.blurry}: {blurry_size[0]}x{blurry_size[1]} is smaller than the {min_size}x{min_size} "
+                f"{min_size_for}"
             )
     return problems
 

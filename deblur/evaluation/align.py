@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from deblur.losses import image_psnr, ssim
+from deblur.losses import SSIM_WINDOW, image_psnr, ssim
 
 REACH = 5.0  # px each way
 STEP = 0.25  # px
@@ -28,11 +28,17 @@ class Aligned:
     shift: tuple[float, float]  # (down, right) px the result was moved by to match the sharp image
 
 
+def smallest_side(reach: float = REACH) -> int:
+    """The shortest side of an image that can be scored within `reach` px: the shifts, the border and SSIM's
+    window."""
+    return 2 * (int(np.ceil(reach)) + BORDER) + SSIM_WINDOW + 1
+
+
 def aligned_scores(sharp: np.ndarray, image: np.ndarray, reach: float = REACH, step: float = STEP) -> Aligned:
     """PSNR and SSIM of an HWC image against `sharp` at the shift within `reach` px that gives the best PSNR."""
     margin = int(np.ceil(reach)) + BORDER
     height, width = sharp.shape[:2]
-    if min(height, width) <= 2 * margin + 11:
+    if min(height, width) < smallest_side(reach):
         raise ValueError(f"a {width}x{height} image is too small to score within {reach:g} px and a {BORDER} px border")
     inner = sharp[margin : height - margin, margin : width - margin]
     whole = int(np.floor(reach))

@@ -20,12 +20,12 @@ from deblur.data.pairs import DatasetError, Pair, Splits, check_pairs, discover,
 from deblur.data.sequence import load_rgb
 from deblur.data.writer import kernel_file
 from deblur.errors import OutputExistsError, SettingError
-from deblur.evaluation.align import aligned_scores
+from deblur.evaluation.align import aligned_scores, smallest_side
 from deblur.evaluation.baselines import WITH_KERNEL, WITHOUT_KERNEL
 from deblur.evaluation.report import EvaluationReport, ImageResult
 from deblur.files import atomic_write_text, check_parent
 from deblur.inference import Deblurrer, open_deblurrer
-from deblur.losses import psnr, ssim
+from deblur.losses import SSIM_WINDOW, psnr, ssim
 from deblur.paths import choose_model
 from deblur.runtime import DEFAULT_RUNTIME
 from deblur.shake.tries import ESTIMATES
@@ -34,17 +34,23 @@ from deblur.ways import DEFAULT_METHOD
 SPLITS = get_args(EvaluationSplit)
 
 
-def evaluation_pairs(root: str | Path, split: str = "auto", limit: int | None = None) -> list[Pair]:
-    """The pairs to score, after the same checks as training (all problems listed at once). `split` "auto" is the
-    held-out split of data that has split folders (GOPRO's test/), and all the pairs of a flat blur/ + sharp/
-    folder, whose 1-in-10 validation carve-out is training's, not the data's."""
+def evaluation_pairs(
+    root: str | Path, split: str = "auto", limit: int | None = None, *, align: bool = False
+) -> list[Pair]:
+    """The pairs to score, after the same checks as training (all problems listed at once), and large enough to
+    score (`align`: at shifts). `split` "auto" is the held-out split of data that has split folders (GOPRO's
+    test/), and all the pairs of a flat blur/ + sharp/ folder, whose 1-in-10 validation carve-out is training's,
+    not the data's."""
     if split not in SPLITS:
         raise SettingError(f"split must be one of {', '.join(SPLITS)}; got {split!r}", settings=("split",))
     splits, problems = discover(root)
     split = resolve_split(splits, split)
-    pairs = {"val": splits.val, "train": splits.train, "all": splits.train + splits.val}[split]
+    # a flat folder of one pair holds it in both splits (training needs one to validate on): scored once
+    every = list(dict.fromkeys(splits.train + splits.val))
+    pairs = {"val": splits.val, "train": splits.train, "all": every}[split]
     pairs = pairs[:limit] if limit else pairs
-    problems += check_pairs(pairs, progress=False)
+    smallest, reason = (smallest_side(), "that --align scores") if align else (SSIM_WINDOW, "that SSIM scores")
+    problems += check_pairs(pairs, smallest, progress=False, min_size_for=reason)
     if problems:
         raise DatasetError(
             f"the data in {root} has {len(problems)} problem(s); nothing was evaluated:\n{problem_listing(problems)}"
@@ -140,12 +146,14 @@ def evaluate_model(
     out = None if out is None else Path(out)
     if out is not None:
         check_parent(out, "out")
+    if out is not None and out.is_dir():
+        raise OutputExistsError(f"{out} is a folder: give a file for the results (JSON)", settings=("out",))
     if out is not None and out.exists() and not overwrite:
         raise OutputExistsError(
             f"{out} already exists: choose another file or allow overwriting", settings=("out", "overwrite")
         )
     chosen = choose_model(model, kernel_aware=method == "kernel-aware")
-    pairs = evaluation_pairs(data, split, limit)  # the data is checked before the slow load
+    pairs = evaluation_pairs(data, split, limit, align=align)  # the data is checked before the slow load
     splits, asked = discover(data)[0], split
     split = resolve_split(splits, split)
     deblurrer, _ = open_deblurrer(
