@@ -113,6 +113,9 @@ def test_missing_root_and_empty_root(tmp_path):
         preflight(tmp_path / "nope", 32)
     with pytest.raises(DatasetError, match="no image pairs"):
         preflight(tmp_path, 32)
+    (tmp_path / "photo.png").write_bytes(b"")
+    with pytest.raises(DatasetError, match="photo.png is a file: give the folder that holds blur/ and sharp/"):
+        preflight(tmp_path / "photo.png", 32)
 
 
 def test_skip_unreadable_leaves_out_and_lists(tmp_path):

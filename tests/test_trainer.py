@@ -317,3 +317,12 @@ def test_fine_tuning_refuses_another_architecture(tmp_path):
     first = quiet_train(smoke_config("train.epochs=1", "train.steps_per_epoch=1"), tmp_path / "first")
     with pytest.raises(RunFolderError, match="another architecture"):
         quiet_train(smoke_config("model.width=4", f"train.init={first.model_path}"), tmp_path / "other")
+
+
+def test_the_photo_to_try_is_one_training_never_saw(tmp_path):
+    from deblur.data.pairs import discover
+
+    one = discover(make_flat_dataset(tmp_path / "one", count=1))[0]  # validates on its one training pair
+    assert trainer._held_out_photo(one.train, one.val) is None
+    many = discover(make_flat_dataset(tmp_path / "many", count=10))[0]
+    assert trainer._held_out_photo(many.train, many.val) == (tmp_path / "many" / "blur" / "009.png").resolve()

@@ -113,6 +113,8 @@ def discover(root: str | Path) -> tuple[Splits, list[str]]:
     pair, by sorted name, is held out for validation (at least one).
     """
     root = Path(root)
+    if root.is_file():
+        raise DatasetError(f"data folder {root} is a file: give the folder that holds blur/ and sharp/")
     if not root.is_dir():
         raise DatasetError(f"data folder {root} does not exist or is not a folder")
     if (root / TRAIN_SPLIT).is_dir():
