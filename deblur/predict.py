@@ -101,6 +101,19 @@ class NameClashError(SettingError):
     """Two inputs would be written to one output, or an output would replace an input."""
 
 
+def check_output_folder(out: str | Path) -> None:
+    """`check_folder` for --out, which also refuses a new folder named as a photo or clip (`--out sharp.jpg`):
+    outputs go in it named after their inputs, and a folder called sharp.jpg is not what was meant."""
+    out = Path(out)
+    if not out.exists() and out.suffix.lower() in MEDIA_SUFFIXES:
+        raise SettingError(
+            f"{out} looks like a photo's or clip's name, but --out is a folder: each output in it is named after "
+            "its input (e.g. --out deblurred)",
+            settings=("out",),
+        )
+    check_folder(out, "out")
+
+
 def plan_inputs(
     inputs: Sequence[str | Path], write: WriteSettings | None = None, max_pixels: int = DEFAULT_MAX_PIXELS
 ) -> InputPlan:
@@ -108,7 +121,7 @@ def plan_inputs(
     and whether that output is already there. Refuses, before any work, inputs that are all folders without a
     photo or clip in them (a wrong folder is a mistake, not a success) and outputs that would clash."""
     write = write or WriteSettings()
-    check_folder(write.out, "out")
+    check_output_folder(write.out)
     given = [Path(item) for item in inputs]
     found = find_images(given, suffixes=MEDIA_SUFFIXES)
     if given and all(path.is_dir() for path in given) and not found:

@@ -47,6 +47,24 @@ def test_a_mistyped_path_is_named_before_the_model_loads(tmp_path, monkeypatch):
     assert f"no such file or folder: {tmp_path / 'tpyo.png'}" in result.output
 
 
+def test_an_out_named_as_a_photo_is_refused_before_the_model_loads(tmp_path, monkeypatch):
+    import deblur.inference
+
+    def never(*args, **kwargs):
+        raise AssertionError("the model was loaded")
+
+    monkeypatch.setattr(deblur.inference, "open_deblurrer", never)
+    Image.fromarray(noise((16, 16, 3))).save(tmp_path / "real.png")
+    for engine in ([], ["--engine", "ray"]):
+        out = tmp_path / "sharp.JPG"
+        result = runner.invoke(app, ["predict", str(tmp_path / "real.png"), "--out", str(out), *engine, "-q"])
+        assert result.exit_code == 1 and "looks like a photo's or clip's name, but --out is a folder" in result.output
+        assert not out.exists()
+    (tmp_path / "kept.png").mkdir()  # a folder already so named is the user's choice
+    result = runner.invoke(app, ["predict", str(tmp_path / "real.png"), "--out", str(tmp_path / "kept.png")])
+    assert isinstance(result.exception, AssertionError) and "looks like" not in result.output  # on to the model
+
+
 def test_a_heic_photo_is_written_as_a_photo_never_as_a_clip(tmp_path):
     from pillow_heif import register_heif_opener
 

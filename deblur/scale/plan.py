@@ -10,9 +10,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from deblur.errors import DeblurError, SettingError
-from deblur.files import check_folder
 from deblur.imageio import READ_SUFFIXES
-from deblur.predict import input_kind, output_paths
+from deblur.predict import check_output_folder, input_kind, output_paths
 from deblur.scale import storage
 from deblur.settings import WriteSettings
 from deblur.video.clips import VIDEO_SUFFIXES, Clip, frame_times, frames_per_segment, probe_clip
@@ -59,7 +58,7 @@ def plan_inputs(
     when there is a clip (it decides whether a clip's finished segments can be used)."""
     out = write.out
     if not storage.is_url(out):
-        check_folder(out, "out")
+        check_output_folder(out)
     plan = Plan()
     local, remote = [], []
     for location in inputs:
