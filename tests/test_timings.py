@@ -155,4 +155,5 @@ def test_bad_data_is_named_and_nothing_written(tmp_path):
     (data / "sharp" / "001.png").unlink()
     result = runner.invoke(app, ["timings", *SMOKE, "--data", str(data), "--out", str(tmp_path / "t")])
     assert result.exit_code == 1 and "001.png: no sharp partner" in result.output
+    assert "nothing was timed" in result.output
     assert not (tmp_path / "t").exists()

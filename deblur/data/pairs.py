@@ -240,8 +240,11 @@ def problem_listing(problems: list[str]) -> str:
     return "\n".join(f"  - {p}" for p in shown) + (f"\n  ... and {more} more" if more else "")
 
 
-def preflight(root: str | Path, patch_size: int, *, progress: bool = True, skip_unreadable: bool = False) -> Splits:
-    """Discover and check a dataset; raise one `DatasetError` listing every problem, or return the splits.
+def preflight(
+    root: str | Path, patch_size: int, *, progress: bool = True, skip_unreadable: bool = False, work: str = "trained"
+) -> Splits:
+    """Discover and check a dataset; raise one `DatasetError` listing every problem (nothing was `work`), or return
+    the splits.
 
     With `skip_unreadable`, pairs with an unreadable file are left out and listed in `Splits.skipped` instead.
     """
@@ -256,7 +259,7 @@ def preflight(root: str | Path, patch_size: int, *, progress: bool = True, skip_
     problems += check_pairs(splits.val, None, progress=progress)
     if problems:
         raise DatasetError(
-            f"the data in {root} has {len(problems)} problem(s); nothing was trained:\n{problem_listing(problems)}"
+            f"the data in {root} has {len(problems)} problem(s); nothing was {work}:\n{problem_listing(problems)}"
         )
     if not splits.train:
         raise DatasetError(f"no training pairs under {root}")

@@ -130,7 +130,7 @@ def run_timings(
     backend = Backend.here(preset, multi_devices)
     planned = select_stages(backend.stages, stages)
     root = config.data.root or ensure_demo_dataset(config.data.synth, log=log)
-    splits = preflight(root, preset.patch_size, progress=progress)
+    splits = preflight(root, preset.patch_size, progress=progress, work="timed")
     work = Workload(
         config.model,
         config.train,
