@@ -323,6 +323,10 @@ def test_calibration_folder_checked_before_the_slow_part(model, tmp_path):
         export(model, tmp_path / "q.onnx", "--format", "onnx", "--quantize", "int8", "--calibration", tmp_path / "no")
     )
     assert "calibration folder" in line and "not found (--calibration)" in line
+    (tmp_path / "photo.png").write_bytes(b"")
+    int8 = ["--format", "onnx", "--quantize", "int8"]
+    line = one_error_line(export(model, tmp_path / "q.onnx", *int8, "--calibration", tmp_path / "photo.png"))
+    assert line.endswith("photo.png is a file: give a folder of blurry photos to calibrate on (--calibration)")
     (tmp_path / "empty").mkdir()
     line = one_error_line(
         export(

@@ -37,6 +37,10 @@ def calibration_patches(folder: Path | None = None, *, count: int = PATCHES, see
 
 
 def _folder_photos(folder: Path) -> list[Path]:
+    if folder.is_file():
+        raise SettingError(
+            f"{folder} is a file: give a folder of blurry photos to calibrate on", settings=("calibration",)
+        )
     if not folder.is_dir():
         raise MissingFileError(f"calibration folder {folder} not found", settings=("calibration",))
     photos = [path for path, _ in find_images([folder])]
