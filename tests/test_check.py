@@ -50,3 +50,14 @@ def test_kernels_are_counted(tmp_path):
 def test_missing_folder(tmp_path):
     result = runner.invoke(app, ["data", "check", str(tmp_path / "nope")])
     assert result.exit_code == 1 and "does not exist" in result.output
+
+
+def test_a_folder_of_one_pair_is_counted_and_checked_once(tmp_path):
+    root = make_flat_dataset(tmp_path / "flat", count=1, size=(24, 32))
+    result = runner.invoke(app, ["data", "check", str(root), "-q"])
+    assert result.exit_code == 0, result.output
+    assert "pairs: 1, for training and validation both (too few to hold one out)" in result.output
+    assert "sizes: 32x24 (1)" in result.output
+    write_image(root / "sharp" / "000.png", np.zeros((10, 10, 3), np.uint8))
+    result = runner.invoke(app, ["data", "check", str(root), "-q"])
+    assert result.exit_code == 1 and "1 problem(s)" in result.output

@@ -163,3 +163,10 @@ def test_the_kernel_aware_network_refuses_data_without_deconvolutions(tmp_path):
     splits = preflight(make_flat_dataset(tmp_path, 3, (40, 40)), 32)
     with pytest.raises(DatasetError, match="needs each pair's deconvolution in a deconvolved/ folder"):
         check_deconvolved(splits.train, tmp_path)
+
+
+def test_a_folder_of_one_pair_lists_its_problem_once(tmp_path):
+    make_flat_dataset(tmp_path, count=1)
+    (tmp_path / "sharp" / "000.png").write_bytes(b"not an image")
+    with pytest.raises(DatasetError, match=r"has 1 problem\(s\)"):
+        preflight(tmp_path, 32)

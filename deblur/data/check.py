@@ -20,6 +20,7 @@ class DataSummary:
     kernels: int = 0  # pairs with a saved blur kernel (kernel/<name>.npy), as `deblur data synth` writes
     deconvolved: int = 0  # pairs with the kernel path's deconvolution (deconvolved/), for the kernel-aware network
     problems: list[str] = field(default_factory=list)
+    shared: bool = False  # no pair held out: training validates on its own pair (data of one pair)
 
     @property
     def ok(self) -> bool:
@@ -29,24 +30,32 @@ class DataSummary:
 def summarize(root: str | Path, patch_size: int | None = None, *, deep: bool = False, progress: bool = True):
     """Every pair under `root` checked as `deblur train` would (every file, each problem listed), with counts."""
     splits, problems = discover(root)
-    pairs = splits.train + splits.val
+    pairs = splits.every
     info = inspect_images([path for p in pairs for path in p.files], deep, progress)
     problems += check_pairs(splits.train, patch_size, info=info)
-    problems += check_pairs(splits.val, None, info=info)
+    problems += check_pairs(splits.held_out, None, info=info)
     sizes = Counter(info[p.blurry][0] for p in pairs if info[p.blurry][0] and info[p.blurry][0] == info[p.sharp][0])
     kernels = sum(kernel_file(p.blurry).is_file() for p in pairs)
     deconvolved = sum(p.deconvolved is not None for p in pairs)
     return DataSummary(
-        Path(root), splits.layout, len(splits.train), len(splits.val), sizes, kernels, deconvolved, problems
+        Path(root),
+        splits.layout,
+        len(splits.train),
+        len(splits.val),
+        sizes,
+        kernels,
+        deconvolved,
+        problems,
+        shared=not splits.held_out,
     )
 
 
 def format_summary(summary: DataSummary) -> str:
     held_out = "the test/ or val/ folder" if summary.layout == "gopro" else "every 10th pair, held out"
-    lines = [
-        f"{summary.root}: {summary.layout} layout",
-        f"  pairs: {summary.train} for training, {summary.val} for validation: {held_out}",
-    ]
+    pairs = f"{summary.train} for training, {summary.val} for validation: {held_out}"
+    if summary.shared:
+        pairs = f"{summary.train}, for training and validation both (too few to hold one out)"
+    lines = [f"{summary.root}: {summary.layout} layout", f"  pairs: {pairs}"]
     if summary.sizes:
         common = ", ".join(f"{w}x{h} ({n})" for (w, h), n in summary.sizes.most_common(5))
         more = f", and {len(summary.sizes) - 5} other sizes" if len(summary.sizes) > 5 else ""

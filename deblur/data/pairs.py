@@ -49,6 +49,17 @@ class Splits:
     layout: str  # "gopro" (split folders) or "flat" (validation carved off by name)
     skipped: tuple[str, ...] = ()  # unreadable files left out (only with skip_unreadable)
 
+    @property
+    def held_out(self) -> list[Pair]:
+        """The validation pairs training never sees: all of them, except where data of one pair validates on it."""
+        seen = set(self.train)
+        return [pair for pair in self.val if pair not in seen]
+
+    @property
+    def every(self) -> list[Pair]:
+        """Each pair once."""
+        return self.train + self.held_out
+
 
 def find_pairs(root: str | Path) -> tuple[list[Pair], list[str]]:
     """All pairs under `root`, sorted by name, and the structural problems met (missing partners, non-images)."""
@@ -256,7 +267,7 @@ def preflight(
         skipped = skipped_train + skipped_val
         splits = Splits(train, val or train[-1:], splits.layout, tuple(skipped))
     problems += check_pairs(splits.train, patch_size, progress=progress)
-    problems += check_pairs(splits.val, None, progress=progress)
+    problems += check_pairs(splits.held_out, None, progress=progress)
     if problems:
         raise DatasetError(
             f"the data in {root} has {len(problems)} problem(s); nothing was {work}:\n{problem_listing(problems)}"

@@ -45,9 +45,7 @@ def evaluation_pairs(
         raise SettingError(f"split must be one of {', '.join(SPLITS)}; got {split!r}", settings=("split",))
     splits, problems = discover(root)
     split = resolve_split(splits, split)
-    # a flat folder of one pair holds it in both splits (training needs one to validate on): scored once
-    every = list(dict.fromkeys(splits.train + splits.val))
-    pairs = {"val": splits.val, "train": splits.train, "all": every}[split]
+    pairs = {"val": splits.val, "train": splits.train, "all": splits.every}[split]
     pairs = pairs[:limit] if limit else pairs
     smallest, reason = (smallest_side(), "that --align scores") if align else (SSIM_WINDOW, "that SSIM scores")
     problems += check_pairs(pairs, smallest, progress=False, min_size_for=reason)
