@@ -25,6 +25,17 @@ def check_parent(target: str | Path, setting: str | None = None) -> None:
     _refuse(Path(target).parent, Path(target), setting, try_writing=True)
 
 
+def check_outside(out: str | Path, source: str | Path, settings: tuple[str, ...]) -> None:
+    """Refuse a new folder `out` inside the folder `source` it is made from: the next run on `source` would read
+    what this one wrote as its input (pairs as sharp photos, or as frames)."""
+    if Path(source).is_dir() and Path(out).resolve().is_relative_to(Path(source).resolve()):
+        raise SettingError(
+            f"{out} is inside {source}: the next run on that folder would take what is written here as its input; "
+            "choose a folder outside it",
+            settings=settings,
+        )
+
+
 def _refuse(folder: Path, given: Path, setting: str | None, try_writing: bool) -> None:
     settings = (setting,) if setting else ()
     for path in (folder, *folder.parents):

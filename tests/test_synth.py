@@ -12,6 +12,7 @@ from deblur.data.demo import load_photo
 from deblur.data.kernels import apply_blur
 from deblur.data.pairs import DatasetError, preflight
 from deblur.data.synth import synthesize_pairs
+from deblur.errors import SettingError
 from deblur.training.trainer import train
 
 runner = CliRunner()
@@ -123,6 +124,13 @@ def test_existing_out_is_refused(tmp_path):
     (tmp_path / "pairs").mkdir()
     with pytest.raises(DatasetError, match="already exists"):
         synthesize_pairs(src, tmp_path / "pairs", SynthConfig(), log=lambda _: None)
+
+
+def test_pairs_inside_the_photos_folder_are_refused(tmp_path):
+    src = make_photos(tmp_path / "photos", names=("camera",))
+    with pytest.raises(SettingError, match="would take what is written here as its input"):
+        synthesize_pairs(src, src / "pairs", SynthConfig(), log=lambda _: None)
+    assert not (src / "pairs").exists()
 
 
 def test_too_small_photos_are_named(tmp_path):

@@ -10,7 +10,7 @@ from PIL import Image
 from typer.testing import CliRunner
 
 from deblur.cli import app
-from deblur.errors import OutputExistsError
+from deblur.errors import OutputExistsError, SettingError
 from deblur.video.clips import VideoReadError
 from deblur.video.pairs import GAMMA, WindowRecipe, pairs_from_video
 
@@ -91,6 +91,12 @@ def test_too_few_frames_for_a_window_says_so(tmp_path):
     recipe = WindowRecipe(min_frames=9, max_frames=9)
     with pytest.raises(VideoReadError, match=r"8 frame\(s\), too few for one window of 9 to 9 \(--min-frames"):
         pairs_from_video(folder, tmp_path / "pairs", recipe, fps=240, progress=False, log=lambda _: None)
+
+
+def test_pairs_inside_the_frames_folder_are_refused(tmp_path):
+    folder = frames_folder(tmp_path / "frames", [(20, 16)] * 8)
+    with pytest.raises(SettingError, match=r"frames/pairs is inside .*frames: the next run"):
+        pairs_from_video(folder, folder / "pairs", fps=240, progress=False, log=lambda _: None)
 
 
 def test_a_photo_is_refused_as_not_a_clip(tmp_path):

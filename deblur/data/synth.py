@@ -29,7 +29,7 @@ from deblur.console import progress_bar
 from deblur.data.pairs import DatasetError, problem_listing
 from deblur.data.writer import write_pairs
 from deblur.errors import SettingError
-from deblur.files import atomic_dir, check_parent
+from deblur.files import atomic_dir, check_outside, check_parent
 from deblur.imageio import ImageReadError, find_images, peek_photo, read_photo
 
 
@@ -67,6 +67,7 @@ def synthesize_pairs(
         raise DatasetError(
             f"{out} already exists: choose a new folder (nothing is written into an old one)", settings=("out",)
         )
+    check_outside(out, src, ("out", "src"))
     if not 0.0 <= val_fraction < 1.0:
         raise SettingError(f"val_fraction must be in [0, 1); got {val_fraction}", settings=("val_fraction",))
     photos = [path for path, _ in find_images([src])]

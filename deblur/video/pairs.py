@@ -24,7 +24,7 @@ from PIL import Image
 
 from deblur.console import progress_bar
 from deblur.errors import OutputExistsError, SettingError
-from deblur.files import atomic_dir, check_parent
+from deblur.files import atomic_dir, check_outside, check_parent
 from deblur.imageio import READ_SUFFIXES, find_images, is_photo, read_photo
 from deblur.video.clips import VideoReadError, probe_clip, read_frames
 
@@ -134,6 +134,7 @@ def pairs_from_video(
         raise OutputExistsError(f"{out} already exists: choose a new folder for the pairs", settings=("out",))
     if not source.exists():
         raise VideoReadError(f"{source}: no such file or folder")
+    check_outside(out, source, ("out",))
     frames, rate, count = frames_from(source, fps=fps)
     report = VideoPairsReport(out, rate)
     if rate is None:
