@@ -176,6 +176,24 @@ class Deblurrer:
         return self.runner(batch) if self.runner is not None else self.model.predict_on_batch(batch)
 
 
+def check_model_file(path: Path, setting: str = "model") -> None:
+    """Refuse what is not a model.keras file before loading it, naming an export of one (deblur runs the .keras
+    model; the exports are for other runtimes)."""
+    runtimes = {".tflite": "LiteRT", ".onnx": "ONNX Runtime", ".xml": "OpenVINO", ".bin": "OpenVINO"}
+    if path.is_dir():
+        raise ModelLoadError(
+            f"{path} is a folder (a SavedModel export?): give the model.keras file", settings=(setting,)
+        )
+    if not path.is_file():
+        raise ModelLoadError(f"model file {path} not found", settings=(setting,))
+    if path.suffix.lower() in runtimes:
+        raise ModelLoadError(
+            f"{path} is an export for {runtimes[path.suffix.lower()]}, not a model deblur runs: give the model.keras "
+            "it was exported from",
+            settings=(setting,),
+        )
+
+
 def load_deblurrer(
     path: str | Path,
     *,
@@ -214,8 +232,7 @@ def load_deblurrer(
         choices = ", ".join(get_args(InferencePrecision))
         raise SettingError(f"precision must be one of {choices}; got {precision!r}", settings=("precision",))
     path = Path(path)
-    if not path.is_file():
-        raise ModelLoadError(f"model file {path} not found")
+    check_model_file(path)
     if way_of(method).model_channels is None:  # the model never runs: not loading it saves seconds and hundreds of MB
         return Deblurrer(
             None,

@@ -295,6 +295,15 @@ def test_not_a_deblur_model(tmp_path):
         load_deblurrer(tmp_path / "dense.keras")
 
 
+def test_an_export_or_a_folder_given_as_the_model_is_named_as_such(tmp_path):
+    (tmp_path / "model.onnx").write_bytes(b"an onnx graph")
+    with pytest.raises(ModelLoadError, match="model.onnx is an export for ONNX Runtime, not a model deblur runs"):
+        load_deblurrer(tmp_path / "model.onnx")
+    (tmp_path / "serving").mkdir()
+    with pytest.raises(ModelLoadError, match=r"serving is a folder \(a SavedModel export\?\)"):
+        load_deblurrer(tmp_path / "serving")
+
+
 def test_a_copy_without_a_shipped_model_and_no_run_says_train_first(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     monkeypatch.setattr(paths, "shipped_model", lambda kernel_aware=False: None)

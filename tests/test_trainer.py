@@ -317,6 +317,22 @@ def test_fine_tuning_refuses_another_architecture(tmp_path):
     first = quiet_train(smoke_config("train.epochs=1", "train.steps_per_epoch=1"), tmp_path / "first")
     with pytest.raises(RunFolderError, match="another architecture"):
         quiet_train(smoke_config("model.width=4", f"train.init={first.model_path}"), tmp_path / "other")
+    assert not (tmp_path / "other").exists()  # else the corrected command is refused as a run of another model
+
+
+def test_an_init_that_is_no_model_is_refused_before_the_run_folder_is_written(tmp_path):
+    from deblur.inference import ModelLoadError
+
+    (tmp_path / "junk.keras").write_text("not a model")
+    (tmp_path / "model.tflite").write_bytes(b"a flat buffer")
+    for init, error, says in (
+        ("junk.keras", RunFolderError, "junk.keras is not a deblur model"),
+        ("model.tflite", ModelLoadError, "an export for LiteRT"),
+        ("missing.keras", ModelLoadError, "missing.keras not found"),
+    ):
+        with pytest.raises(error, match=says):
+            quiet_train(smoke_config(f"train.init={tmp_path / init}"), tmp_path / "run")
+        assert not (tmp_path / "run").exists()
 
 
 def test_the_photo_to_try_is_one_training_never_saw(tmp_path):

@@ -15,6 +15,7 @@ import hashlib
 import json
 import re
 import tempfile
+import zipfile
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -65,6 +66,8 @@ def check_run_folder(root: Path, config: Config) -> RunFolder:
     """
     run = RunFolder(Path(root))
     check_folder(run.root, "out")
+    if config.train.init and not run.config.is_file():  # a run that resumes never reads it
+        check_init(config.train.init, config)
     if run.config.is_file():
         try:
             previous = yaml.safe_load(run.config.read_text()) or {}
@@ -137,13 +140,19 @@ def init_architecture(init: str) -> dict | None:
         return None
 
 
-def load_initial_weights(model: keras.Model, init: str, config: Config) -> Path:
-    """Set `model`'s weights from `init` (see `TrainConfig.init`); returns the file they came from."""
+def check_init(init: str, config: Config) -> Path:
+    """The model file `train.init` names, refused before the run folder is written when it is not one or is of
+    another architecture: a run folder left by a mistaken one would refuse the corrected command as a run of
+    another model."""
+    from deblur.inference import check_model_file
     from deblur.paths import choose_model
 
     path = choose_model(init).path
-    if not path.is_file():
-        raise RunFolderError(f"{path} not found (train.init)", settings=("init",))
+    check_model_file(path, "init")
+    with path.open("rb") as file:
+        head = file.read(8)
+    if not (zipfile.is_zipfile(path) or head.startswith(b"\x89HDF")):  # .keras files are zip archives; .h5 HDF5
+        raise RunFolderError(f"{path} is not a deblur model (not a Keras file)", settings=("init",))
     beside = path.parent / "config.yaml"
     ours = config_to_dict(config)["model"]
     if beside.is_file():
@@ -158,9 +167,20 @@ def load_initial_weights(model: keras.Model, init: str, config: Config) -> Path:
                 f"({config_to_dict(config)['model']}); set model: to match it",
                 settings=("init",),
             )
+    return path
+
+
+def load_initial_weights(model: keras.Model, init: str, config: Config) -> Path:
+    """Set `model`'s weights from `init` (see `TrainConfig.init`); returns the file they came from."""
+    path = check_init(init, config)
     import deblur.model  # noqa: F401  registers the custom layers for loading
 
-    source = keras.saving.load_model(path, safe_mode=True, compile=False)
+    try:
+        source = keras.saving.load_model(path, safe_mode=True, compile=False)
+    except Exception as err:  # Keras raises many kinds for a file that is not a model it can read
+        raise RunFolderError(
+            f"train.init: {path} is not a deblur model ({type(err).__name__}: {str(err)[:200]})", settings=("init",)
+        ) from None
     try:
         if is_kernel_aware(model) and not is_kernel_aware(source):
             start_from_network(model, source)
