@@ -181,9 +181,13 @@ def check_model_file(path: Path, setting: str = "model") -> None:
     model; the exports are for other runtimes)."""
     runtimes = {".tflite": "LiteRT", ".onnx": "ONNX Runtime", ".xml": "OpenVINO", ".bin": "OpenVINO"}
     if path.is_dir():
-        raise ModelLoadError(
-            f"{path} is a folder (a SavedModel export?): give the model.keras file", settings=(setting,)
+        inside = path / "model.keras"
+        kind = (
+            f"a run folder: give {inside}"
+            if inside.is_file()
+            else "a folder (a SavedModel export?): give a model.keras"
         )
+        raise ModelLoadError(f"{path} is {kind}", settings=(setting,))
     if not path.is_file():
         raise ModelLoadError(f"model file {path} not found", settings=(setting,))
     if path.suffix.lower() in runtimes:

@@ -302,6 +302,9 @@ def test_an_export_or_a_folder_given_as_the_model_is_named_as_such(tmp_path):
     (tmp_path / "serving").mkdir()
     with pytest.raises(ModelLoadError, match=r"serving is a folder \(a SavedModel export\?\)"):
         load_deblurrer(tmp_path / "serving")
+    (tmp_path / "serving" / "model.keras").write_bytes(b"")
+    with pytest.raises(ModelLoadError, match=f"serving is a run folder: give {tmp_path / 'serving' / 'model.keras'}"):
+        load_deblurrer(tmp_path / "serving")
 
 
 def test_a_copy_without_a_shipped_model_and_no_run_says_train_first(tmp_path, monkeypatch):
