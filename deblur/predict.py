@@ -161,7 +161,9 @@ def output_paths(
         if len(sources) > 1
     ]
     if over_inputs:
-        raise NameClashError("; ".join(over_inputs) + ": choose another output folder", settings=("out",))
+        # an input and another whose output it is (a.png -> a.jpg, beside a.jpg) name it twice: once is enough
+        said = "; ".join(dict.fromkeys(over_inputs))
+        raise NameClashError(f"{said}: choose another output folder", settings=("out",))
     if clashes:
         listed = "\n".join(f"  - {clash}" for clash in clashes)
         raise NameClashError(

@@ -65,6 +65,16 @@ def test_an_out_named_as_a_photo_is_refused_before_the_model_loads(tmp_path, mon
     assert isinstance(result.exception, AssertionError) and "looks like" not in result.output  # on to the model
 
 
+def test_an_output_over_an_input_is_named_once(tmp_path):
+    folder = tmp_path / "photos"
+    folder.mkdir()
+    for name in ("a.png", "a.jpg"):  # as a first run with --format jpg into the same folder leaves it
+        Image.fromarray(noise((16, 16, 3))).save(folder / name)
+    result = runner.invoke(app, ["predict", str(folder), "--out", str(folder), "--format", "jpg", "-q"])
+    assert result.exit_code == 1
+    assert result.output.count("would overwrite an input") == 1, result.output
+
+
 def test_a_heic_photo_is_written_as_a_photo_never_as_a_clip(tmp_path):
     from pillow_heif import register_heif_opener
 
