@@ -337,7 +337,10 @@ def to_uint8(rgb: np.ndarray, rows: int = 256) -> np.ndarray:
 
 
 def is_photo(path: Path) -> bool:
-    """True when Pillow recognises the file's header as an image it reads."""
+    """True for a photo's suffix, or a header Pillow recognises as an image it reads: never a clip, even where
+    FFmpeg would open it as one frame (a HEIC photo once became a one-frame video)."""
+    if path.suffix.lower() in READ_SUFFIXES:
+        return True
     _register_plugins()
     try:
         with Image.open(path):

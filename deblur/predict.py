@@ -87,10 +87,10 @@ class InputPlan:
 
 
 def input_kind(path: Path) -> str:
-    """ "photo" or "video": a photo's suffix (or a file Pillow reads) is a photo, never a clip, even where FFmpeg
-    would open it as one frame (a HEIC photo once became a one-frame video); else what FFmpeg opens is a clip; a
-    file neither reads is judged by its suffix, so that its error speaks of what it claims to be."""
-    if path.suffix.lower() in READ_SUFFIXES or is_photo(path):
+    """ "photo" or "video": a photo (`deblur.imageio.is_photo`: by its suffix or its header) is never a clip; else
+    what FFmpeg opens is a clip; a file neither reads is judged by its suffix, so that its error speaks of what it
+    claims to be."""
+    if is_photo(path):
         return "photo"
     if is_media_file(path) or path.suffix.lower() in VIDEO_SUFFIXES:
         return "video"

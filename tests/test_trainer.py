@@ -339,6 +339,6 @@ def test_the_photo_to_try_is_one_training_never_saw(tmp_path):
     from deblur.data.pairs import discover
 
     one = discover(make_flat_dataset(tmp_path / "one", count=1))[0]  # validates on its one training pair
-    assert trainer._held_out_photo(one) is None
+    assert trainer._held_out_photo(one.train, one.val) is None
     many = discover(make_flat_dataset(tmp_path / "many", count=10))[0]
-    assert trainer._held_out_photo(many) == (tmp_path / "many" / "blur" / "009.png").resolve()
+    assert trainer._held_out_photo(many.train, many.val) == (tmp_path / "many" / "blur" / "009.png").resolve()

@@ -51,14 +51,18 @@ class Splits:
 
     @property
     def held_out(self) -> list[Pair]:
-        """The validation pairs training never sees: all of them, except where data of one pair validates on it."""
-        seen = set(self.train)
-        return [pair for pair in self.val if pair not in seen]
+        return held_out(self.train, self.val)
 
     @property
     def every(self) -> list[Pair]:
         """Each pair once."""
         return self.train + self.held_out
+
+
+def held_out(train: list[Pair], val: list[Pair]) -> list[Pair]:
+    """The validation pairs training never sees: all of them, except where data of one pair validates on it."""
+    seen = set(train)
+    return [pair for pair in val if pair not in seen]
 
 
 def find_pairs(root: str | Path) -> tuple[list[Pair], list[str]]:

@@ -22,7 +22,7 @@ from tqdm import tqdm
 
 from deblur.config import Config
 from deblur.console import progress_bar
-from deblur.data.pairs import Splits
+from deblur.data.pairs import Pair, held_out
 from deblur.data.pipeline import PipelineOptions, train_dataset, val_dataset
 from deblur.errors import SettingError, error_reason, full_disk_from_tensorflow
 from deblur.losses import PIXEL_LOSSES, build_vgg_features, psnr, ssim, step_loss
@@ -353,10 +353,11 @@ class Session:
             input_wait_fraction=self.timer.wait_fraction,
             timed_steps=self.timer.steps,
             skipped=self.skipped,
-            example=_held_out_photo(Splits(self.train_pairs, self.val_pairs, "")),
+            example=_held_out_photo(self.train_pairs, self.val_pairs),
         )
 
 
-def _held_out_photo(splits: Splits) -> Path | None:
+def _held_out_photo(train_pairs: list[Pair], val_pairs: list[Pair]) -> Path | None:
     """The first blurry photo that training never saw (data of one pair validates on it: none)."""
-    return splits.held_out[0].blurry.resolve() if splits.held_out else None
+    unseen = held_out(train_pairs, val_pairs)
+    return unseen[0].blurry.resolve() if unseen else None

@@ -25,7 +25,7 @@ from PIL import Image
 from deblur.console import progress_bar
 from deblur.errors import OutputExistsError, SettingError
 from deblur.files import atomic_dir, check_outside, check_parent
-from deblur.imageio import READ_SUFFIXES, find_images, is_photo, read_photo
+from deblur.imageio import find_images, is_photo, read_photo
 from deblur.video.clips import VideoReadError, probe_clip, read_frames
 
 GAMMA = 2.2  # GOPRO's inverse camera response
@@ -91,7 +91,7 @@ def frames_from(source: Path, *, fps: float | None = None) -> tuple[Iterator[np.
         if not paths:
             raise VideoReadError(f"{source}: no frames (images) in this folder")
         return _folder_frames(paths), fps, len(paths)
-    if source.suffix.lower() in READ_SUFFIXES or is_photo(source):
+    if is_photo(source):
         # FFmpeg would open it as a clip of one frame, and the error would speak of motion
         raise VideoReadError(f"{source}: a photo, not a clip: give a slow-motion clip, or a folder of its frames")
     clip = probe_clip(source)
