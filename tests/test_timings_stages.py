@@ -43,3 +43,6 @@ def test_select_keeps_canonical_order_and_refuses_unknown_names():
     assert select_stages(stages, ["xla"])[0].setup.policy == "mixed_bfloat16"  # keeps what came before
     with pytest.raises(ValueError, match="unknown stage.*tf-data.*choose from keras-sequence"):
         select_stages(stages, ["tf-data"])
+    with pytest.raises(ValueError, match="list of stages is empty.*choose from keras-sequence"):
+        select_stages(stages, [])  # `--stages ""`: not a reason to time every stage
+    assert select_stages(stages, None) == stages

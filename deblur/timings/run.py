@@ -87,7 +87,7 @@ def timings(
         load_config(config or "gopro", overrides),
         chosen,
         Path(out),
-        stages=stages or None,
+        stages=stages,
         pipeline_only=pipeline_only,
         overwrite=overwrite,
         progress=progress,

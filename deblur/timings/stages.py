@@ -125,10 +125,16 @@ def plan_stages(
 
 
 def select_stages(stages: list[Stage], names: list[str] | None) -> list[Stage]:
-    """The stages named, in the canonical order; each keeps the optimizations of the stages before it."""
-    if not names:
+    """The stages named (None: all), in the canonical order; each keeps the optimizations of the stages before it."""
+    if names is None:
         return stages
     known = [stage.name for stage in stages]
+    if not names:
+        # `--stages ""` (or ",") is a list that names nothing: timing all of them, tens of minutes, was not asked for.
+        raise SettingError(
+            f"the list of stages is empty: leave it out to time them all, or choose from {', '.join(known)}",
+            settings=("stages",),
+        )
     unknown = [name for name in names if name not in known]
     if unknown:
         raise SettingError(
