@@ -1,4 +1,5 @@
 import json
+import zipfile
 
 import keras
 import numpy as np
@@ -325,8 +326,11 @@ def test_an_init_that_is_no_model_is_refused_before_the_run_folder_is_written(tm
 
     (tmp_path / "junk.keras").write_text("not a model")
     (tmp_path / "model.tflite").write_bytes(b"a flat buffer")
+    with zipfile.ZipFile(tmp_path / "photos.keras", "w") as archive:  # a zip, but no Keras model's
+        archive.writestr("a.png", b"")
     for init, error, says in (
         ("junk.keras", RunFolderError, "junk.keras is not a deblur model"),
+        ("photos.keras", RunFolderError, "photos.keras is not a deblur model \\(not a Keras file\\)"),
         ("model.tflite", ModelLoadError, "an export for LiteRT"),
         ("missing.keras", ModelLoadError, "missing.keras not found"),
     ):

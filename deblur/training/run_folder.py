@@ -151,7 +151,12 @@ def check_init(init: str, config: Config) -> Path:
     check_model_file(path, "init")
     with path.open("rb") as file:
         head = file.read(8)
-    if not (zipfile.is_zipfile(path) or head.startswith(b"\x89HDF")):  # .keras files are zip archives; .h5 HDF5
+    if zipfile.is_zipfile(path):  # a .keras file is a zip archive with the model's config.json at its top
+        with zipfile.ZipFile(path) as archive:
+            keras_file = "config.json" in archive.namelist()
+    else:
+        keras_file = head.startswith(b"\x89HDF")  # a legacy .h5 file
+    if not keras_file:
         raise RunFolderError(f"{path} is not a deblur model (not a Keras file)", settings=("init",))
     beside = path.parent / "config.yaml"
     ours = config_to_dict(config)["model"]
