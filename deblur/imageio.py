@@ -349,15 +349,30 @@ def is_photo(path: Path) -> bool:
         return False
 
 
-def find_images(inputs: list[Path], *, suffixes: set[str] = READ_SUFFIXES) -> list[tuple[Path, Path]]:
+def find_images(
+    inputs: list[Path], *, suffixes: set[str] = READ_SUFFIXES, skip: Path | None = None
+) -> list[tuple[Path, Path]]:
     """(file, name relative to what was given) for files given and, in folders, recursively, files with one of
-    `suffixes` (photos by default)."""
+    `suffixes` (photos by default), except those under the folder `skip` (the outputs', when it lies inside a
+    folder of inputs: results are not inputs)."""
     found = []
     for item in inputs:
         if item.is_dir():
+            skipped = _inside(skip, item)
             for path in sorted(item.rglob("*")):
+                name = path.relative_to(item)
+                if skipped and name.parts[: len(skipped)] == skipped:
+                    continue
                 if path.is_file() and path.suffix.lower() in suffixes and not path.name.startswith("."):
-                    found.append((path, path.relative_to(item)))
+                    found.append((path, name))
         else:
             found.append((item, Path(item.name)))
     return found
+
+
+def _inside(folder: Path | None, parent: Path) -> tuple[str, ...]:
+    """The parts of `folder`'s path below `parent`, or () when it is not inside it (or is it)."""
+    if folder is None:
+        return ()
+    folder, parent = folder.resolve(), parent.resolve()
+    return folder.relative_to(parent).parts if folder.is_relative_to(parent) else ()

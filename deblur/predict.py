@@ -101,10 +101,18 @@ class NameClashError(SettingError):
     """Two inputs would be written to one output, or an output would replace an input."""
 
 
-def check_output_folder(out: str | Path) -> None:
+def check_output_folder(out: str | Path, inputs: Sequence[Path] = ()) -> None:
     """`check_folder` for --out, which also refuses a new folder named as a photo or clip (`--out sharp.jpg`):
-    outputs go in it named after their inputs, and a folder called sharp.jpg is not what was meant."""
+    outputs go in it named after their inputs, and a folder called sharp.jpg is not what was meant; and refuses
+    a folder of `inputs` itself: the results would lie among the photos, read as inputs by the next run. (An
+    output folder inside a folder of inputs is left out of the search, see `find_images`.)"""
     out = Path(out)
+    if out.is_dir() and any(item.is_dir() and item.resolve() == out.resolve() for item in inputs):
+        raise SettingError(
+            f"{out} is the folder the inputs are read from: the results would be mixed with them, and the next run "
+            "would read them as inputs; give the results a folder of their own (e.g. --out deblurred)",
+            settings=("out",),
+        )
     if not out.exists() and out.suffix.lower() in MEDIA_SUFFIXES:
         raise SettingError(
             f"{out} looks like a photo's or clip's name, but --out is a folder: each output in it is named after "
@@ -121,9 +129,9 @@ def plan_inputs(
     and whether that output is already there. Refuses, before any work, inputs that are all folders without a
     photo or clip in them (a wrong folder is a mistake, not a success) and outputs that would clash."""
     write = write or WriteSettings()
-    check_output_folder(write.out)
     given = [Path(item) for item in inputs]
-    found = find_images(given, suffixes=MEDIA_SUFFIXES)
+    check_output_folder(write.out, given)
+    found = find_images(given, suffixes=MEDIA_SUFFIXES, skip=Path(write.out))
     if given and all(path.is_dir() for path in given) and not found:
         kinds = " ".join(sorted(MEDIA_SUFFIXES))
         folders = ", ".join(str(path) for path in given)

@@ -70,9 +70,39 @@ def test_an_output_over_an_input_is_named_once(tmp_path):
     folder.mkdir()
     for name in ("a.png", "a.jpg"):  # as a first run with --format jpg into the same folder leaves it
         Image.fromarray(noise((16, 16, 3))).save(folder / name)
-    result = runner.invoke(app, ["predict", str(folder), "--out", str(folder), "--format", "jpg", "-q"])
+    inputs = [str(folder / "a.png"), str(folder / "a.jpg")]
+    result = runner.invoke(app, ["predict", *inputs, "--out", str(folder), "--format", "jpg", "-q"])
     assert result.exit_code == 1
     assert result.output.count("would overwrite an input") == 1, result.output
+
+
+def test_results_in_the_photos_folder_are_never_read_as_inputs(tmp_path, monkeypatch):
+    from deblur.scale import storage
+
+    model = save_model(tmp_path / "identity")
+    photos = tmp_path / "photos"
+    (photos / "day").mkdir(parents=True)
+    for name in ("a.png", "day/b.png"):
+        Image.fromarray(noise((16, 16, 3))).save(photos / name)
+    out = photos / "deblurred"  # as `cd photos; deblur predict .` makes it
+    args = ["predict", str(photos), "--model", str(model), "--out", str(out)]
+    first = runner.invoke(app, args)
+    assert first.exit_code == 0 and "2 written" in first.output, first.output
+    again = runner.invoke(app, args)  # a second run had read deblurred/a.png as an input that it would overwrite
+    assert again.exit_code == 0 and "0 written" in again.output and "2 skipped" in again.output, again.output
+    assert sorted(path.relative_to(out).as_posix() for path in out.rglob("*.png")) == ["a.png", "day/b.png"]
+    listed = storage.list_files(str(photos), {".png"}, skip=out)  # the Ray engine's listing
+    assert [name for _, name in listed] == ["a.png", "day/b.png"]
+
+    import deblur.inference
+
+    def never(*args, **kwargs):
+        raise AssertionError("the model was loaded")
+
+    monkeypatch.setattr(deblur.inference, "open_deblurrer", never)
+    for engine in ([], ["--engine", "ray"]):  # the photos' own folder: results among the photos
+        result = runner.invoke(app, ["predict", str(photos), "--out", str(photos / "day" / ".."), *engine, "-q"])
+        assert result.exit_code == 1 and "is the folder the inputs are read from" in result.output, result.output
 
 
 def test_a_heic_photo_is_written_as_a_photo_never_as_a_clip(tmp_path):

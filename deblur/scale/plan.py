@@ -57,12 +57,13 @@ def plan_inputs(
     `write.out`, with the output names plain `deblur predict` gives. `identity()` is the Deblurrer's, asked only
     when there is a clip (it decides whether a clip's finished segments can be used)."""
     out = write.out
-    if not storage.is_url(out):
-        check_output_folder(out)
+    skip = None if storage.is_url(out) else Path(out)
+    if skip:
+        check_output_folder(skip, [Path(location) for location in inputs if not storage.is_url(location)])
     plan = Plan()
     local, remote = [], []
     for location in inputs:
-        found = storage.list_files(location, READ_SUFFIXES | VIDEO_SUFFIXES)
+        found = storage.list_files(location, READ_SUFFIXES | VIDEO_SUFFIXES, skip=skip)
         (remote if storage.is_url(location) else local).extend(found)
     for source, _ in local:
         if not Path(source).exists():

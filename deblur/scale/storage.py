@@ -30,12 +30,13 @@ def join(location: str, name: str) -> str:
     return f"{base.rstrip('/')}/{name}" + (f"?{query}" if query else "")
 
 
-def list_files(location: str, suffixes: set[str]) -> list[tuple[str, str]]:
+def list_files(location: str, suffixes: set[str], skip: Path | None = None) -> list[tuple[str, str]]:
     """(file, name relative to `location`) for `location` itself if it is a file, or every file with one of
-    `suffixes` under it if it is a folder, as `deblur.imageio.find_images` finds them. A location that is not
-    there is returned as a file, to fail by name."""
+    `suffixes` under it if it is a folder, as `deblur.imageio.find_images` finds them (not those under a local
+    folder `skip`). A location that is not there is returned as a file, to fail by name."""
     if not is_url(location):
-        return [(str(path), name.as_posix()) for path, name in find_images([Path(location)], suffixes=suffixes)]
+        found = find_images([Path(location)], suffixes=suffixes, skip=skip)
+        return [(str(path), name.as_posix()) for path, name in found]
     import pyarrow.fs as pafs
 
     fs, path = _file_system(location)
