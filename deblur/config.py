@@ -314,6 +314,17 @@ def shipped_config_path(name: str) -> Path:
     return Path(str(resources.files("deblur.configs") / f"{name}.yaml"))
 
 
+def yaml_reason(err: yaml.YAMLError) -> str:
+    """PyYAML's error on one line, where it is (line and column, from 1) and what it found: its own message spans
+    lines and calls the file "<unicode string>"."""
+    if not isinstance(err, yaml.MarkedYAMLError):
+        return str(err).splitlines()[0] if str(err) else type(err).__name__
+    mark = err.problem_mark or err.context_mark
+    where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark else ""
+    context = f" ({err.context})" if err.context else ""
+    return f"{where}{err.problem or 'cannot be parsed'}{context}"
+
+
 def load_config(path: str | Path | None = None, overrides: list[str] | None = None) -> Config:
     """Load a config file (or a shipped config by name, one of `SHIPPED`) and apply `key=value` overrides.
 
@@ -328,14 +339,18 @@ def load_config(path: str | Path | None = None, overrides: list[str] | None = No
     except OSError as err:
         raise ConfigError(f"cannot read config file {path}: {err.strerror}") from None
     except yaml.YAMLError as err:
-        raise ConfigError(f"{path} is not valid YAML: {err}") from None
+        raise ConfigError(f"{path} is not valid YAML: {yaml_reason(err)}") from None
     if not isinstance(raw, dict):
         raise ConfigError(f"{path}: the top level must be a mapping of sections (model, data, train)")
     for item in overrides or []:
         key, sep, value = item.partition("=")
         if not sep or not key:
             raise ConfigError(f"override {item!r} must look like section.key=value, e.g. train.epochs=3")
-        _set_dotted(raw, key.strip(), yaml.safe_load(value))
+        try:
+            parsed = yaml.safe_load(value)
+        except yaml.YAMLError as err:
+            raise ConfigError(f"override {item!r}: its value is not valid YAML ({yaml_reason(err)})") from None
+        _set_dotted(raw, key.strip(), parsed)
     try:
         return _build(Config, raw, "")
     except ConfigError as err:

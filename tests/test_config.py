@@ -45,6 +45,7 @@ def test_unknown_section(tmp_path):
         ("train.nope=1", "train.nope"),
         ("train.epochs", "section.key=value"),
         ("model.width=true", "model.width must be int"),
+        ("train.devices=[/cpu:0", r"override 'train.devices=\[/cpu:0': its value is not valid YAML \(line 1, column"),
     ],
 )
 def test_bad_overrides(override, message):
@@ -79,3 +80,12 @@ def test_the_kernel_aware_recipe_builds_the_kernel_aware_network_from_the_shippe
     assert config.model.kernel_aware and config.data.synth.deconvolve and config.train.init == "pretrained"
     shipped = load_config("pretrained").model
     assert (config.model.width, config.model.blocks, config.model.norm) == (shipped.width, shipped.blocks, shipped.norm)
+
+
+def test_a_file_that_is_not_yaml_is_named_with_its_line_on_one_line(tmp_path):
+    (tmp_path / "broken.yaml").write_text("model:\n  width: 8\n    blocks: 2\n")
+    with pytest.raises(ConfigError) as caught:
+        load_config(tmp_path / "broken.yaml")
+    said = str(caught.value)
+    assert said.startswith(f"{tmp_path / 'broken.yaml'} is not valid YAML: line 3, column 11: ") and "\n" not in said
+    assert "unicode string" not in said  # PyYAML's own name for what it read

@@ -17,7 +17,7 @@ from deblur.model import build_generator
 from deblur.training import data_plan, trainer
 from deblur.training.errors import RunFolderError, TrainingError, TrainingInterrupted
 from deblur.training.optim import build_optimizer, scaled_learning_rate
-from deblur.training.run_folder import RunFolder, read_metrics, weights_fingerprint
+from deblur.training.run_folder import RunFolder, check_init, check_run_folder, read_metrics, weights_fingerprint
 
 METRIC_KEYS = [
     "epoch",
@@ -319,6 +319,10 @@ def test_fine_tuning_refuses_another_architecture(tmp_path):
     with pytest.raises(RunFolderError, match="another architecture"):
         quiet_train(smoke_config("model.width=4", f"train.init={first.model_path}"), tmp_path / "other")
     assert not (tmp_path / "other").exists()  # else the corrected command is refused as a run of another model
+    (first.model_path.parent / "config.yaml").write_text("model: {width: 8\n")  # not YAML: the model file decides
+    assert check_init(str(first.model_path), smoke_config()) == first.model_path
+    with pytest.raises(RunFolderError, match=r"config.yaml is not valid YAML \(line 2, column 1: .*\); use another"):
+        check_run_folder(first.model_path.parent, smoke_config())  # resuming it: its config is unreadable
 
 
 def test_an_init_that_is_no_model_is_refused_before_the_run_folder_is_written(tmp_path):

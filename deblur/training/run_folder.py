@@ -24,7 +24,7 @@ import keras
 import numpy as np
 import yaml
 
-from deblur.config import Config, config_to_dict, config_to_yaml
+from deblur.config import Config, config_to_dict, config_to_yaml, yaml_reason
 from deblur.files import atomic_path, atomic_write_text, check_folder
 from deblur.model import build_generator, is_kernel_aware, start_from_network
 from deblur.training.errors import RunFolderError
@@ -73,7 +73,7 @@ def check_run_folder(root: Path, config: Config) -> RunFolder:
             previous = yaml.safe_load(run.config.read_text()) or {}
         except yaml.YAMLError as err:
             raise RunFolderError(
-                f"{run.config} is not valid YAML ({err}); use another run folder", settings=("out",)
+                f"{run.config} is not valid YAML ({yaml_reason(err)}); use another run folder", settings=("out",)
             ) from None
         if previous.get("model") != config_to_dict(config)["model"]:
             raise RunFolderError(
@@ -133,11 +133,17 @@ def init_architecture(init: str) -> dict | None:
     """The `model` section of the config.yaml beside the model `init` names (see `TrainConfig.init`), if any."""
     from deblur.paths import choose_model
 
-    beside = choose_model(init).path.parent / "config.yaml"
+    return _model_beside(choose_model(init).path)
+
+
+def _model_beside(path: Path) -> dict | None:
+    """The `model` section of the config.yaml beside the model file `path`; None where that is missing or
+    unreadable (the model file itself is then what is checked)."""
     try:
-        return (yaml.safe_load(beside.read_text()) or {}).get("model")
+        model = (yaml.safe_load((path.parent / "config.yaml").read_text()) or {}).get("model")
     except (OSError, yaml.YAMLError, AttributeError):
         return None
+    return model if isinstance(model, dict) else None
 
 
 def check_init(init: str, config: Config) -> Path:
@@ -158,13 +164,12 @@ def check_init(init: str, config: Config) -> Path:
         keras_file = head.startswith(b"\x89HDF")  # a legacy .h5 file
     if not keras_file:
         raise RunFolderError(f"{path} is not a deblur model (not a Keras file)", settings=("init",))
-    beside = path.parent / "config.yaml"
     ours = config_to_dict(config)["model"]
-    if beside.is_file():
-        theirs = (yaml.safe_load(beside.read_text()) or {}).get("model")
+    theirs = _model_beside(path)
+    if theirs is not None:
         # A kernel-aware network starts from a plain one of the same size (`deblur.model.start_from_network`);
         # configs written before the key existed are plain.
-        theirs = {"kernel_aware": False, **(theirs or {})}
+        theirs = {"kernel_aware": False, **theirs}
         widened = ours["kernel_aware"] and not theirs["kernel_aware"]
         if {**theirs, "kernel_aware": ours["kernel_aware"] if widened else theirs["kernel_aware"]} != ours:
             raise RunFolderError(
