@@ -129,6 +129,13 @@ def plan_inputs(
     and whether that output is already there. Refuses, before any work, inputs that are all folders without a
     photo or clip in them (a wrong folder is a mistake, not a success) and outputs that would clash."""
     write = write or WriteSettings()
+    urls = [str(item) for item in [*inputs, write.out] if "://" in str(item)]
+    if urls:  # as paths they would name local folders "s3:/bucket/..."
+        raise SettingError(
+            f"{', '.join(urls)}: {'URLs' if len(urls) > 1 else 'a URL'}, which predict reads and writes only with "
+            "--engine ray (without it, files and folders here)",
+            settings=("engine",),
+        )
     given = [Path(item) for item in inputs]
     check_output_folder(write.out, given)
     found = find_images(given, suffixes=MEDIA_SUFFIXES, skip=Path(write.out))

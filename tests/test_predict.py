@@ -175,3 +175,20 @@ def test_a_run_stopped_inside_a_clip_closes_its_bar_before_the_error_is_printed(
     clip_bar = bars.calls
     bars.close()  # what predict does on its way out, an error or not
     assert clip_bar.disable and bars.calls is None  # tqdm's close: else it is closed at exit, after the error
+
+
+def test_a_url_without_an_engine_is_refused_not_made_a_local_folder(tmp_path, monkeypatch):
+    import deblur.inference
+
+    def never(*args, **kwargs):
+        raise AssertionError("the model was loaded")
+
+    monkeypatch.setattr(deblur.inference, "open_deblurrer", never)
+    monkeypatch.chdir(tmp_path)
+    Image.fromarray(noise((16, 16, 3))).save(tmp_path / "a.png")
+    result = runner.invoke(app, ["predict", "a.png", "--out", "s3://bucket/sharp", "-q"])
+    said = "s3://bucket/sharp: a URL, which predict reads and writes only with --engine ray"
+    assert result.exit_code == 1 and said in result.output, result.output
+    assert not (tmp_path / "s3:").exists()  # it had written s3:/bucket/sharp/a.png here
+    result = runner.invoke(app, ["predict", "s3://bucket/a.png", "gs://b/photos", "-q"])
+    assert result.exit_code == 1 and "s3://bucket/a.png, gs://b/photos: URLs, which" in result.output
