@@ -72,19 +72,40 @@ def documentation() -> str:
     return "\n".join(path.read_text() for path in [ROOT / "README.md", *pages])
 
 
+def options(path: tuple[str, ...]) -> set[str]:
+    """The --options a command's help lists."""
+    help_text = CliRunner().invoke(app, [*path, "--help"], terminal_width=200).output
+    return set(re.findall(r"--[a-z][a-z0-9-]+", help_text)) - {"--help"}
+
+
 def test_the_docs_mention_every_option_of_every_command():
     docs = documentation()
     commands = list(_commands(app))
     assert {("timings",), ("export",), ("serve",)} <= set(commands)
     for path in commands:
         assert f"deblur {' '.join(path)}" in docs, f"the docs do not show deblur {' '.join(path)}"
-        help_text = CliRunner().invoke(app, [*path, "--help"], terminal_width=200).output
-        for option in set(re.findall(r"--[a-z][a-z-]+", help_text)) - {"--help"}:
+        for option in options(path):
             assert option in docs, f"the docs do not mention deblur {' '.join(path)} {option}"
 
 
 def pages() -> list[Path]:
     return [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")), ROOT / "deblur" / "weights" / "MODEL_CARD.md"]
+
+
+def test_every_option_the_docs_give_a_command_is_one_it_has():
+    """The other way round: an option renamed or dropped leaves no example behind (`deblur evaluate --data`,
+    two pages after DIR became evaluate's argument). A command's options run to the end of its line, a comment or
+    the end of its code span."""
+    known = {" ".join(path): options(path) for path in _commands(app)}
+    names = "|".join(re.escape(name) for name in sorted(known, key=len, reverse=True))
+    stale = []
+    for page in pages():
+        for number, line in enumerate(page.read_text().splitlines(), 1):
+            for match in re.finditer(rf"deblur ({names})(?![\w-])([^`#|;)]*)", line):
+                for option in set(re.findall(r"(?<![\w-])--[a-z][a-z0-9-]+", match.group(2))) - {"--help"}:
+                    if option not in known[match.group(1)]:
+                        stale.append(f"{page.relative_to(ROOT)}:{number}: deblur {match.group(1)} {option}")
+    assert not stale, "options no command has:\n" + "\n".join(stale)
 
 
 def test_links_point_at_files_that_exist():
