@@ -72,10 +72,11 @@ def train(
     if result.metrics:
         last = result.metrics[-1]
         gain = last["val_psnr"] - last["val_psnr_blurry"]
+        # No step timed (a finished run run again, or one step): no input wait to give, rather than 0.0%.
+        wait = f"; input wait {100 * result.input_wait_fraction:.1f}% of step time" if result.timed_steps > 0 else ""
         typer.echo(
             f"done: {result.step} steps; validation PSNR {last['val_psnr']:.2f} dB vs blurry "
-            f"{last['val_psnr_blurry']:.2f} dB ({gain:+.2f} dB); input wait "
-            f"{100 * result.input_wait_fraction:.1f}% of step time"
+            f"{last['val_psnr_blurry']:.2f} dB ({gain:+.2f} dB){wait}"
         )
     if result.skipped:
         typer.echo(f"skipped {len(result.skipped)} unreadable file(s):")

@@ -146,6 +146,14 @@ def _model_beside(path: Path) -> dict | None:
     return model if isinstance(model, dict) else None
 
 
+def resuming_line(checkpoint: str | Path, step: int, total_steps: int) -> str:
+    """What training says as it resumes: with no step left to train, that, and how to go on."""
+    line = f"resuming from {checkpoint} at step {step}"
+    if step >= total_steps:
+        line += f": none left of the {total_steps} steps asked for (raise train.epochs to train on)"
+    return line
+
+
 def check_init(init: str, config: Config) -> Path:
     """The model file `train.init` names, refused before the run folder is written when it is not one or is of
     another architecture: a run folder left by a mistaken one would refuse the corrected command as a run of

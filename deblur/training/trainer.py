@@ -41,6 +41,7 @@ from deblur.training.run_folder import (
     read_metrics,
     record_config,
     refuse_other_backend,
+    resuming_line,
     save_model,
     weights_fingerprint,
     write_metrics,
@@ -183,7 +184,7 @@ class Session:
         resume_from = latest_checkpoint(self.run)
         if resume_from:
             self.checkpoint.restore(resume_from).assert_existing_objects_matched()
-            self.log(f"resuming from {resume_from} at step {int(self.step_counter.numpy())}")
+            self.log(resuming_line(resume_from, int(self.step_counter.numpy()), self.total_steps))
         elif self.training.init:
             source = load_initial_weights(self.model, self.training.init, self.config)
             self.log(f"starting from the weights of {source} (train.init={self.training.init})")

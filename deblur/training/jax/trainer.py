@@ -48,6 +48,7 @@ from deblur.training.run_folder import (
     read_metrics,
     record_config,
     refuse_other_backend,
+    resuming_line,
     save_model,
     weights_fingerprint,
     write_metrics,
@@ -166,7 +167,7 @@ class Session:
                         variable.assign(value)
             except ValueError as err:
                 raise RunFolderError(f"{path} does not fit this model ({err})") from None
-            self.log(f"resuming from {path} at step {self.step}")
+            self.log(resuming_line(path, self.step, self.total_steps))
         elif self.training.init:
             source = load_initial_weights(self.model, self.training.init, self.config)
             self.log(f"starting from the weights of {source} (train.init={self.training.init})")
