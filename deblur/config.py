@@ -8,6 +8,7 @@ all `predict` needs besides the `.keras` file.
 from __future__ import annotations
 
 import dataclasses
+import re
 import types
 import typing
 from dataclasses import dataclass, field
@@ -354,7 +355,18 @@ def load_config(path: str | Path | None = None, overrides: list[str] | None = No
     try:
         return _build(Config, raw, "")
     except ConfigError as err:
-        raise ConfigError(f"{path}: {err}") from None
+        raise ConfigError(f"{_culprit(err, overrides or [], path)}: {err}") from None
+
+
+def _culprit(err: ConfigError, overrides: list[str], path: Path) -> str:
+    """Who set the bad value: the last override whose key the error names first (`train.epochs=abc`), else the
+    file. (What follows a ";" lists the keys allowed, not the bad one.)"""
+    said = str(err).split(";")[0]
+    keys = [item.partition("=")[0].strip() for item in overrides]
+    named = [
+        item for item, key in zip(overrides, keys, strict=True) if re.search(rf"(?<![\w.]){re.escape(key)}\b", said)
+    ]
+    return f"override {named[-1]!r}" if named else str(path)
 
 
 def config_to_dict(config: Config) -> dict[str, Any]:

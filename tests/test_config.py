@@ -1,4 +1,5 @@
 import inspect
+import re
 
 import pytest
 
@@ -89,3 +90,11 @@ def test_a_file_that_is_not_yaml_is_named_with_its_line_on_one_line(tmp_path):
     said = str(caught.value)
     assert said.startswith(f"{tmp_path / 'broken.yaml'} is not valid YAML: line 3, column 11: ") and "\n" not in said
     assert "unicode string" not in said  # PyYAML's own name for what it read
+
+
+def test_a_bad_value_is_blamed_on_whoever_set_it(tmp_path):
+    with pytest.raises(ConfigError, match=r"^override 'train.epochs=two': train.epochs must be int"):
+        load_config("smoke", ["train.seed=3", "train.epochs=two"])  # not on configs/smoke.yaml
+    (tmp_path / "mine.yaml").write_text("model:\n  widht: 8\n")
+    with pytest.raises(ConfigError, match=rf"^{re.escape(str(tmp_path / 'mine.yaml'))}: unknown key\(s\) model.widht"):
+        load_config(tmp_path / "mine.yaml", ["model.width=8"])  # named among the known keys: still the file's
