@@ -181,12 +181,17 @@ def test_predict_with_each_runtime_writes_the_same_photo(model, tmp_path):
     assert bad.exit_code == 2 and "'onnx' is not one of 'auto', 'tensorflow', 'openvino'" in bad.output
 
 
-def test_a_cache_that_cannot_be_written_converts_for_this_run_only(model, tmp_path):
+def test_a_cache_that_cannot_be_written_converts_for_this_run_only(model, tmp_path, monkeypatch):
     blocker = tmp_path / "file"
     blocker.write_text("not a folder")
     messages: list[str] = []
+    at_exit = []
+    monkeypatch.setattr(ov_runtime.atexit, "register", lambda *call, **options: at_exit.append((call, options)))
     xml = ov_runtime.cached_ir(load_deblurrer(model).model, model, messages.append, cache=blocker / "cache")
     assert xml.is_file() and "not kept" in messages[0] and str(blocker) in messages[0]
+    [((remove, *args), options)] = at_exit  # as the process ends: not left in the temporary folder
+    remove(*args, **options)
+    assert not xml.parent.exists()
 
 
 def test_a_cache_folder_there_but_not_writable_converts_for_this_run_only(model, unwritable_folder):

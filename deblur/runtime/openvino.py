@@ -7,6 +7,7 @@ AMD EPYC Zen 4): tiles and video frames repeat their shape, so the last few comp
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import errno
 import hashlib
@@ -104,9 +105,11 @@ def cached_ir(
 ) -> Path:
     """The IR of `model`, converted on first use and kept under `<data home>/openvino/<model_key>/`; a model that
     changes gets a new key, so a stale conversion is never used. A model with no file is converted into a
-    temporary folder each time."""
+    temporary folder each time, removed when the process ends (the runner reads it until then)."""
     if model_file is None:
         folder = Path(tempfile.mkdtemp(prefix="deblur-openvino-"))
+        # Each run under a read-only home had left its IR, megabytes, in the temporary folder.
+        atexit.register(shutil.rmtree, folder, ignore_errors=True)
         return write_ir(model, folder / "model.xml")
     final = (cache or data_home() / "openvino") / model_key(model_file)
     if (final / "model.xml").is_file():
