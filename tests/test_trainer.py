@@ -326,6 +326,9 @@ def test_fine_tuning_refuses_another_architecture(tmp_path):
     assert check_init(str(first.model_path), smoke_config()) == first.model_path
     with pytest.raises(RunFolderError, match=r"config.yaml is not valid YAML \(line 2, column 1: .*\); use another"):
         check_run_folder(first.model_path.parent, smoke_config())  # resuming it: its config is unreadable
+    (first.model_path.parent / "config.yaml").write_text("- a list\n")
+    with pytest.raises(RunFolderError, match=r"config.yaml is not a run's config; use another run folder"):
+        check_run_folder(first.model_path.parent, smoke_config())
 
 
 def test_an_init_that_is_no_model_is_refused_before_the_run_folder_is_written(tmp_path):

@@ -75,6 +75,8 @@ def check_run_folder(root: Path, config: Config) -> RunFolder:
             raise RunFolderError(
                 f"{run.config} is not valid YAML ({yaml_reason(err)}); use another run folder", settings=("out",)
             ) from None
+        if not isinstance(previous, dict):  # YAML, but not a config deblur wrote
+            raise RunFolderError(f"{run.config} is not a run's config; use another run folder", settings=("out",))
         if previous.get("model") != config_to_dict(config)["model"]:
             raise RunFolderError(
                 f"{run.root} holds a run of a different model (model settings in {run.config} differ); "
