@@ -57,10 +57,11 @@ class Encoding:
         return DEFAULT_CRF[self.codec] if self.crf is None else self.crf
 
 
-def pixel_format(width: int, height: int) -> str:
-    """yuv420p plays everywhere but needs even sides; an odd side keeps its size with 4:4:4 chroma instead (H.264
-    High 4:4:4 and the others' equivalents: fewer players, but no pixel is cropped or added)."""
-    return "yuv420p" if width % 2 == 0 and height % 2 == 0 else "yuv444p"
+def pixel_format(width: int, height: int, codec: Codec = "h264") -> str:
+    """yuv420p plays everywhere, but the H.264, H.265 and VP9 encoders need even sides for it: an odd side keeps
+    its size with 4:4:4 chroma instead (H.264 High 4:4:4 and the others' equivalents: fewer players, but no pixel
+    is cropped or added). AV1 takes odd sides in 4:2:0, and SVT-AV1 encodes nothing else (4:4:4 failed to open)."""
+    return "yuv420p" if codec == "av1" or (width % 2 == 0 and height % 2 == 0) else "yuv444p"
 
 
 class SegmentWriter:
@@ -78,7 +79,7 @@ class SegmentWriter:
             options.update({"b:v": "0", "row-mt": "1"})
         self._stream = self._container.add_stream(encoder, rate=clip.rate, options=options)
         self._stream.width, self._stream.height = clip.width, clip.height
-        self._stream.pix_fmt = pixel_format(clip.width, clip.height)
+        self._stream.pix_fmt = pixel_format(clip.width, clip.height, encoding.codec)
         tag_stream(self._stream)
         self._stream.time_base = clip.time_base
         self._stream.codec_context.time_base = clip.time_base
@@ -139,7 +140,7 @@ def _join(
         source = av.open(str(clip.path), metadata_errors="ignore")
         try:
             with av.open(str(segments[0])) as first:
-                video = out.add_stream_from_template(first.streams.video[0])
+                video = _copy_of(out, first.streams.video[0])
             supported = out.supported_codecs
             carried = []  # (input stream, output stream, whether it is re-encoded)
             for stream in [*source.streams.audio, *source.streams.subtitles]:
@@ -168,6 +169,18 @@ def _join(
         finally:
             source.close()
     return report
+
+
+def _copy_of(out, template):
+    """A stream in `out` for `template`'s packets, copied as they are. PyAV names the new stream's codec by the
+    decoder FFmpeg chose to read `template`; for AV1 that is libdav1d, which no encoder is called, and --codec av1
+    ended there on UnknownCodecError. The decoder itself then stands in: remuxing opens neither."""
+    import av
+
+    try:
+        return out.add_stream_from_template(template)
+    except av.codec.codec.UnknownCodecError:
+        return out.add_stream_from_template(template, opaque=True)
 
 
 def _video_packets(segments: list[Path], video) -> Iterator[tuple[float, object]]:

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Protocol
 from deblur.files import atomic_write_text, full_disk_named
 from deblur.imageio import DEFAULT_MAX_PIXELS
 from deblur.video.clips import Clip, Frame, VideoReadError, frames_per_segment, probe_clip, read_frames
-from deblur.video.encode import Encoding, JoinReport, SegmentWriter, join_segments
+from deblur.video.encode import Encoding, JoinReport, SegmentWriter, join_segments, pixel_format
 
 if TYPE_CHECKING:
     from deblur.inference import Deblurrer
@@ -83,7 +83,7 @@ def deblur_clip(
     started = time.perf_counter()
     clip = probe_clip(source, max_pixels=options.max_pixels, name=name)
     notes = []
-    if clip.width % 2 or clip.height % 2:
+    if pixel_format(clip.width, clip.height, options.encoding.codec) == "yuv444p":
         notes.append(f"{clip.width}x{clip.height} has an odd side: written with 4:4:4 chroma to keep its size")
     if deblurrer.method != "network":
         deblurrer, note = deblurrer.for_clips()
