@@ -31,7 +31,7 @@ from deblur.imageio import (
 from deblur.min_side import check_min_side
 from deblur.settings import PredictSettings, WriteSettings
 from deblur.video.clips import VIDEO_SUFFIXES, is_media_file
-from deblur.video.encode import video_suffix
+from deblur.video.encode import Codec, video_suffix
 from deblur.video.predict import ClipReport, VideoOptions, deblur_clip
 
 if TYPE_CHECKING:
@@ -145,7 +145,9 @@ def plan_inputs(
         raise NothingFoundError(f"no photos or clips in {folders} (searched all its folders for {kinds})")
     plan = InputPlan(missing=[path for path, _ in found if not path.exists()], max_pixels=max_pixels)
     kinds = [(path, name, input_kind(path)) for path, name in found if path.exists()]
-    outputs = output_paths(kinds, Path(write.out), write.fmt, keep_extension=write.keep_extension)
+    outputs = output_paths(
+        kinds, Path(write.out), write.fmt, keep_extension=write.keep_extension, codec=write.encoding.codec
+    )
     for path, name, kind in kinds:
         item = Input(path, name, kind, outputs[path])
         finished = not write.overwrite and _finished(item, write)
@@ -154,17 +156,22 @@ def plan_inputs(
 
 
 def output_paths(
-    inputs: list[tuple[Path, Path, str]], out_dir: Path, fmt: str, *, keep_extension: bool = False
+    inputs: list[tuple[Path, Path, str]],
+    out_dir: Path,
+    fmt: str,
+    *,
+    keep_extension: bool = False,
+    codec: Codec = "h264",
 ) -> dict[Path, Path]:
-    """Where each input's result goes (photos as `fmt`, clips as video; with `keep_extension` the input's
-    extension stays in the name: photo.webp -> photo.webp.png); refuses, listing every one at once, inputs that
-    would write one file or an output over an input."""
+    """Where each input's result goes (photos as `fmt`, clips as video in `codec`'s container; with
+    `keep_extension` the input's extension stays in the name: photo.webp -> photo.webp.png); refuses, listing every
+    one at once, inputs that would write one file or an output over an input."""
     outputs: dict[Path, Path] = {}
     taken: dict[Path, list[Path]] = {}
     given = {path.resolve() for path, _, _ in inputs}
     over_inputs = []
     for path, name, kind in inputs:
-        suffix = video_suffix(path) if kind == "video" else f".{fmt}"
+        suffix = video_suffix(path, codec) if kind == "video" else f".{fmt}"
         target = out_dir / (name.with_name(name.name + suffix) if keep_extension else name.with_suffix(suffix))
         if target.resolve() in given:
             over_inputs.append(f"{target} would overwrite an input")

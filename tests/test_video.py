@@ -147,6 +147,16 @@ def test_odd_sides_keep_their_size(model, tmp_path):
     assert quiet.exit_code == 0 and "odd side" not in quiet.output and "odd.mp4: 3 frames" in quiet.output
 
 
+def test_a_mov_clip_in_a_codec_mov_cannot_hold_becomes_mp4(model, tmp_path):
+    source = make_clip(tmp_path / "phone.mov", frames=3)
+    result = predict(source, "--model", model, "--out", tmp_path / "out", "--codec", "vp9")
+    assert result.exit_code == 0, result.output  # FFmpeg's MOV muxer had refused VP9: "Invalid argument"
+    assert sorted(os.listdir(tmp_path / "out")) == ["phone.mp4"]
+    with av.open(str(tmp_path / "out" / "phone.mp4")) as container:
+        assert container.streams.video[0].codec_context.codec.id == av.Codec("vp9").id
+    assert facts(tmp_path / "out" / "phone.mp4")["streams"] == ["video", "audio"]
+
+
 def test_av1_at_an_odd_size_with_its_audio(model, tmp_path):
     # --codec av1 had failed on every clip (the join named the copy's codec by its decoder, libdav1d), and at an odd
     # side on SVT-AV1's refusal of 4:4:4; AV1 keeps odd sides in 4:2:0.

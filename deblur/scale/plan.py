@@ -70,9 +70,8 @@ def plan_inputs(
             plan.failed.append((source, f"{source}: no such file"))
     kinds = [(Path(source), Path(name), input_kind(Path(source))) for source, name in local if Path(source).exists()]
     kinds += [(Path(source), Path(name), "photo") for source, name in remote]  # by suffix: objects are not opened
-    targets = output_paths(
-        kinds, Path("." if storage.is_url(out) else out), write.fmt, keep_extension=write.keep_extension
-    )
+    folder = Path("." if storage.is_url(out) else out)
+    targets = output_paths(kinds, folder, write.fmt, keep_extension=write.keep_extension, codec=write.encoding.codec)
     sources = [source for source, _ in local if Path(source).exists()] + [source for source, _ in remote]
     given = set(sources)  # a million inputs are a million lookups
     for source, (path, _, kind) in zip(sources, kinds, strict=True):

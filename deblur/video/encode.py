@@ -36,15 +36,17 @@ NO_B_FRAMES = {
     "libvpx-vp9": {"auto-alt-ref": "0", "lag-in-frames": "0"},
     "libsvtav1": {"svtav1-params": "pred-struct=1"},
 }
-# Containers the output keeps from the input (they hold what they held); anything else becomes MP4, which holds
-# every codec above and plays everywhere (WebM would refuse H.264, AVI is from another age).
-KEPT_SUFFIXES = {".mkv", ".mov"}
+# Containers the output keeps from the input (they hold what they held), with the codecs FFmpeg's muxer takes in
+# each (its MOV muxer refuses VP9 and AV1: such a clip had ended on "Invalid argument"); anything else becomes MP4,
+# which holds every codec above and plays everywhere (WebM would refuse H.264, AVI is from another age).
+KEPT_SUFFIXES: dict[str, set[str]] = {".mkv": set(ENCODERS), ".mov": {"h264", "h265"}}
 
 
-def video_suffix(source: Path) -> str:
-    """The output's container, by the input's suffix: MKV and MOV stay, everything else is MP4."""
+def video_suffix(source: Path, codec: Codec = "h264") -> str:
+    """The output's container, by the input's suffix: MKV stays, MOV stays where it holds `codec`, everything
+    else is MP4."""
     suffix = source.suffix.lower()
-    return suffix if suffix in KEPT_SUFFIXES else ".mp4"
+    return suffix if codec in KEPT_SUFFIXES.get(suffix, set()) else ".mp4"
 
 
 @dataclass(frozen=True)
