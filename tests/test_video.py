@@ -16,6 +16,7 @@ from typer.testing import CliRunner
 from deblur.cli import app
 from deblur.inference import load_deblurrer
 from deblur.video.clips import frame_times, probe_clip, read_frames
+from deblur.video.encode import Encoding
 from deblur.video.pixels import frame_to_rgb
 from deblur.video.predict import VideoOptions, deblur_clip, work_folder
 
@@ -145,6 +146,14 @@ def test_odd_sides_keep_their_size(model, tmp_path):
     assert facts(tmp_path / "out" / "odd.mp4")["size"] == (65, 49)
     quiet = predict(source, "--model", model, "--out", tmp_path / "quiet")  # -q: results and errors only
     assert quiet.exit_code == 0 and "odd side" not in quiet.output and "odd.mp4: 3 frames" in quiet.output
+
+
+def test_a_crf_outside_the_codecs_range_is_refused_before_any_work(tmp_path):
+    source = make_clip(tmp_path / "clip.mp4", frames=3)
+    result = predict(source, "--codec", "h265", "--crf", "52", "--out", tmp_path / "out")  # x265's: 0 to 51
+    assert result.exit_code == 1 and "crf 52 is outside h265's range, 0 to 51 (--crf, --codec)" in result.output
+    assert not (tmp_path / "out").exists()
+    assert Encoding("vp9", 63).quality == 63 and Encoding("h264").quality == 18
 
 
 def test_a_mov_clip_in_a_codec_mov_cannot_hold_becomes_mp4(model, tmp_path):

@@ -20,6 +20,7 @@ from typing import Literal
 
 import numpy as np
 
+from deblur.errors import SettingError
 from deblur.files import atomic_path
 from deblur.imageio import to_uint8
 from deblur.video.clips import Clip
@@ -30,6 +31,7 @@ Codec = Literal["h264", "h265", "vp9", "av1"]
 # (x264's CRF 18 is the usual "visually lossless"; the others' scales differ).
 ENCODERS = {"h264": "libx264", "h265": "libx265", "vp9": "libvpx-vp9", "av1": "libsvtav1"}
 DEFAULT_CRF = {"h264": 18, "h265": 20, "vp9": 24, "av1": 24}
+MAX_CRF = {"h264": 51, "h265": 51, "vp9": 63, "av1": 63}  # x265 refused 52 as "Invalid data"; x264 clamps it
 NO_B_FRAMES = {
     "libx264": {"bframes": "0"},
     "libx265": {"x265-params": "bframes=0:log-level=error"},
@@ -53,6 +55,12 @@ def video_suffix(source: Path, codec: Codec = "h264") -> str:
 class Encoding:
     codec: Codec = "h264"
     crf: int | None = None  # None: DEFAULT_CRF of the codec
+
+    def __post_init__(self) -> None:
+        if self.crf is not None and not 0 <= self.crf <= MAX_CRF[self.codec]:
+            raise SettingError(
+                f"crf {self.crf} is outside {self.codec}'s range, 0 to {MAX_CRF[self.codec]}", settings=("crf", "codec")
+            )
 
     @property
     def quality(self) -> int:
