@@ -107,7 +107,7 @@ def check_output_folder(out: str | Path, inputs: Sequence[Path] = ()) -> None:
     a folder of `inputs` itself: the results would lie among the photos, read as inputs by the next run. (An
     output folder inside a folder of inputs is left out of the search, see `find_images`.)"""
     out = Path(out)
-    if out.is_dir() and any(item.is_dir() and item.resolve() == out.resolve() for item in inputs):
+    if out.is_dir() and out.resolve() in {item.resolve() for item in inputs if item.is_dir()}:
         raise SettingError(
             f"{out} is the folder the inputs are read from: the results would be mixed with them, and the next run "
             "would read them as inputs; give the results a folder of their own (e.g. --out deblurred)",

@@ -37,7 +37,7 @@ from deblur.settings import (
 from deblur.shake.tries import ESTIMATES
 from deblur.strength import DEFAULT_STRENGTH, MAX_STRENGTH
 from deblur.tiling import DEFAULT_OVERLAP, DEFAULT_TILE, GRID
-from deblur.video.encode import DEFAULT_CRF, Codec, Encoding  # light: PyAV loads on use
+from deblur.video.encode import DEFAULT_CRF, MAX_CRF, Codec, Encoding  # light: PyAV loads on use
 from deblur.ways import DEFAULT_METHOD
 
 # === What to read ===
@@ -112,7 +112,7 @@ Crf = Annotated[
     int | None,
     typer.Option(
         min=0,
-        max=63,
+        max=max(MAX_CRF.values()),  # each codec's own limit is checked by Encoding
         help="Video quality, lower is better: the codec's constant rate factor. Default: visually lossless ("
         + ", ".join(f"{name} {value}" for name, value in DEFAULT_CRF.items())
         + ").",

@@ -57,20 +57,20 @@ def plan_inputs(
     `write.out`, with the output names plain `deblur predict` gives. `identity()` is the Deblurrer's, asked only
     when there is a clip (it decides whether a clip's finished segments can be used)."""
     out = write.out
-    skip = None if storage.is_url(out) else Path(out)
-    if skip:
-        check_output_folder(skip, [Path(location) for location in inputs if not storage.is_url(location)])
+    local_out = None if storage.is_url(out) else Path(out)
+    if local_out:
+        check_output_folder(local_out, [Path(location) for location in inputs if not storage.is_url(location)])
     plan = Plan()
     local, remote = [], []
     for location in inputs:
-        found = storage.list_files(location, READ_SUFFIXES | VIDEO_SUFFIXES, skip=skip)
+        found = storage.list_files(location, READ_SUFFIXES | VIDEO_SUFFIXES, skip=local_out)
         (remote if storage.is_url(location) else local).extend(found)
     for source, _ in local:
         if not Path(source).exists():
             plan.failed.append((source, f"{source}: no such file"))
     kinds = [(Path(source), Path(name), input_kind(Path(source))) for source, name in local if Path(source).exists()]
     kinds += [(Path(source), Path(name), "photo") for source, name in remote]  # by suffix: objects are not opened
-    folder = Path("." if storage.is_url(out) else out)
+    folder = local_out or Path(".")  # a URL's names are joined to it below
     targets = output_paths(kinds, folder, write.fmt, keep_extension=write.keep_extension, codec=write.encoding.codec)
     sources = [source for source, _ in local if Path(source).exists()] + [source for source, _ in remote]
     given = set(sources)  # a million inputs are a million lookups

@@ -165,13 +165,12 @@ def check_init(init: str, config: Config) -> Path:
 
     path = choose_model(init).path
     check_model_file(path, "init")
-    with path.open("rb") as file:
-        head = file.read(8)
     if zipfile.is_zipfile(path):  # a .keras file is a zip archive with the model's config.json at its top
         with zipfile.ZipFile(path) as archive:
             keras_file = "config.json" in archive.namelist()
     else:
-        keras_file = head.startswith(b"\x89HDF")  # a legacy .h5 file
+        with path.open("rb") as file:
+            keras_file = file.read(8).startswith(b"\x89HDF")  # a legacy .h5 file
     if not keras_file:
         raise RunFolderError(f"{path} is not a deblur model (not a Keras file)", settings=("init",))
     ours = config_to_dict(config)["model"]
