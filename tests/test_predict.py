@@ -12,6 +12,16 @@ from deblur.cli import app
 runner = CliRunner()
 
 
+def model_never_loads(monkeypatch) -> None:
+    """What is checked must be refused before the model loads: loading it fails the test."""
+    import deblur.inference
+
+    def never(*args, **kwargs):
+        raise AssertionError("the model was loaded")
+
+    monkeypatch.setattr(deblur.inference, "open_deblurrer", never)
+
+
 def noise(shape, seed=0):
     return np.random.default_rng(seed).integers(0, 256, shape, dtype=np.uint8)
 
@@ -35,12 +45,7 @@ def test_every_name_clash_is_listed_before_any_work_and_keep_extension_tells_the
 
 
 def test_a_mistyped_path_is_named_before_the_model_loads(tmp_path, monkeypatch):
-    import deblur.inference
-
-    def never(*args, **kwargs):
-        raise AssertionError("the model was loaded")
-
-    monkeypatch.setattr(deblur.inference, "open_deblurrer", never)
+    model_never_loads(monkeypatch)
     Image.fromarray(noise((16, 16, 3))).save(tmp_path / "real.png")
     result = runner.invoke(app, ["predict", str(tmp_path / "real.png"), str(tmp_path / "tpyo.png"), "-q"])
     assert result.exit_code == 1
@@ -48,12 +53,7 @@ def test_a_mistyped_path_is_named_before_the_model_loads(tmp_path, monkeypatch):
 
 
 def test_an_out_named_as_a_photo_is_refused_before_the_model_loads(tmp_path, monkeypatch):
-    import deblur.inference
-
-    def never(*args, **kwargs):
-        raise AssertionError("the model was loaded")
-
-    monkeypatch.setattr(deblur.inference, "open_deblurrer", never)
+    model_never_loads(monkeypatch)
     Image.fromarray(noise((16, 16, 3))).save(tmp_path / "real.png")
     for engine in ([], ["--engine", "ray"]):
         out = tmp_path / "sharp.JPG"
@@ -94,12 +94,7 @@ def test_results_in_the_photos_folder_are_never_read_as_inputs(tmp_path, monkeyp
     listed = storage.list_files(str(photos), {".png"}, skip=out)  # the Ray engine's listing
     assert [name for _, name in listed] == ["a.png", "day/b.png"]
 
-    import deblur.inference
-
-    def never(*args, **kwargs):
-        raise AssertionError("the model was loaded")
-
-    monkeypatch.setattr(deblur.inference, "open_deblurrer", never)
+    model_never_loads(monkeypatch)
     for engine in ([], ["--engine", "ray"]):  # the photos' own folder: results among the photos
         result = runner.invoke(app, ["predict", str(photos), "--out", str(photos / "day" / ".."), *engine, "-q"])
         assert result.exit_code == 1 and "is the folder the inputs are read from" in result.output, result.output
@@ -178,12 +173,7 @@ def test_a_run_stopped_inside_a_clip_closes_its_bar_before_the_error_is_printed(
 
 
 def test_a_url_without_an_engine_is_refused_not_made_a_local_folder(tmp_path, monkeypatch):
-    import deblur.inference
-
-    def never(*args, **kwargs):
-        raise AssertionError("the model was loaded")
-
-    monkeypatch.setattr(deblur.inference, "open_deblurrer", never)
+    model_never_loads(monkeypatch)
     monkeypatch.chdir(tmp_path)
     Image.fromarray(noise((16, 16, 3))).save(tmp_path / "a.png")
     result = runner.invoke(app, ["predict", "a.png", "--out", "s3://bucket/sharp", "-q"])
