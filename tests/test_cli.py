@@ -154,6 +154,29 @@ def test_an_output_that_cannot_be_written_is_refused_by_every_command_before_its
     _every_command_refuses(photo, tmp_path / "pairs", unwritable_folder, f"{unwritable_folder} cannot be written in (")
 
 
+def test_a_url_for_a_path_is_refused_by_every_command_but_predict(tmp_path, monkeypatch):
+    # As a Path, s3://bucket/x is s3:/bucket/x: export had written ./s3:/bucket/m.onnx and called it done.
+    monkeypatch.chdir(tmp_path)
+    url = "s3://bucket/x"
+    commands = {
+        "train --out": ["train", "--config", "smoke", "--out", url],
+        "train --data": ["train", "--config", "smoke", "--data", url],
+        "timings --out": ["timings", "--config", "smoke", "--out", url],
+        "evaluate data": ["evaluate", url],
+        "evaluate --out": ["evaluate", ".", "--out", url],
+        "export --out": ["export", "--format", "onnx", "--out", url],
+        "data synth --src": ["data", "synth", "--src", url, "--out", "pairs"],
+        "data from-video CLIP|FOLDER": ["data", "from-video", url, "--out", "pairs"],
+        "data check DIR": ["data", "check", url],
+    }
+    for name, args in commands.items():
+        result = runner.invoke(app, args)
+        assert result.exit_code == 2, (name, result.output)
+        assert f"{url} is a URL; give a path on this machine" in result.output, (name, result.output)
+        assert f"Invalid value for '{name.split()[-1]}'" in result.output, (name, result.output)
+    assert list(tmp_path.iterdir()) == []
+
+
 def _every_command_refuses(photo: Path, pairs: Path, blocker: Path, message: str) -> None:
     commands = {
         "predict": ["predict", str(photo), "--out", str(blocker)],

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -46,6 +47,19 @@ def _a_way(method: str) -> str:
         raise typer.BadParameter(str(err)) from None
     return method
 
+
+def local_path(value: str | Path) -> Path:
+    """A file or folder on this machine. As a path, "s3://bucket/x" is s3:/bucket/x: the command would write a
+    folder named "s3:" here, or call the input missing. Only predict's Ray engine reads and writes URLs."""
+    if "://" in str(value):
+        raise typer.BadParameter(
+            f"{value} is a URL; give a path on this machine (only `deblur predict --engine ray` reads and writes URLs)"
+        )
+    return Path(value)
+
+
+# Every path option but predict's, which takes URLs with --engine ray (arguments: parser=local_path).
+LOCAL = {"parser": local_path, "metavar": "<path>"}  # as Typer shows a Path option
 
 # predict, evaluate and serve: a way of deblurring (`deblur.ways`).
 MethodOption = Annotated[str, typer.Option("--method", help=METHOD_HELP, callback=_a_way, metavar="METHOD")]

@@ -15,7 +15,7 @@ from typing import Annotated
 
 import typer
 
-from deblur.cli.common import PlainUsage, Quiet
+from deblur.cli.common import LOCAL, PlainUsage, Quiet, local_path
 from deblur.config import SYNTH_HELP, SynthConfig
 from deblur.video.pairs import HIGH_FRAME_RATE, WindowRecipe  # light: PyAV loads on use
 
@@ -59,8 +59,8 @@ def _recipe_options(command):
 @app.command("synth", cls=PlainUsage)
 @_recipe_options
 def synth(
-    src: Annotated[Path, typer.Option(help="Folder of sharp photos (searched recursively).")],
-    out: Annotated[Path, typer.Option(help="New folder for the pairs, in GOPRO's layout.")],
+    src: Annotated[Path, typer.Option(**LOCAL, help="Folder of sharp photos (searched recursively).")],
+    out: Annotated[Path, typer.Option(**LOCAL, help="New folder for the pairs, in GOPRO's layout.")],
     config: Annotated[
         str | None,
         typer.Option(
@@ -99,9 +99,13 @@ def synth(
 def from_video(
     source: Annotated[
         Path,
-        typer.Argument(metavar="CLIP|FOLDER", help="A high-frame-rate clip (slow motion), or a folder of its frames."),
+        typer.Argument(
+            parser=local_path,
+            metavar="CLIP|FOLDER",
+            help="A high-frame-rate clip (slow motion), or a folder of its frames.",
+        ),
     ],
-    out: Annotated[Path, typer.Option(help="New folder for the pairs, in GOPRO's layout.")],
+    out: Annotated[Path, typer.Option(**LOCAL, help="New folder for the pairs, in GOPRO's layout.")],
     min_frames: Annotated[
         int, typer.Option(min=3, help="Fewest frames averaged into one blurry image (odd counts are drawn).")
     ] = _WINDOWS.min_frames,
@@ -133,7 +137,10 @@ def from_video(
 
 @app.command("check", cls=PlainUsage)
 def check(
-    root: Annotated[Path, typer.Argument(metavar="DIR", help="Dataset folder: GOPRO layout or blur/ + sharp/.")],
+    root: Annotated[
+        Path,
+        typer.Argument(parser=local_path, metavar="DIR", help="Dataset folder: GOPRO layout or blur/ + sharp/."),
+    ],
     patch_size: Annotated[
         int | None, typer.Option(min=8, help="Also flag training images smaller than this (e.g. 256).")
     ] = None,

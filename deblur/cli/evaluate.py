@@ -7,7 +7,16 @@ from typing import Annotated
 
 import typer
 
-from deblur.cli.common import ENSEMBLE_HELP, MODEL_HELP, Estimates, MethodOption, QuietNotes, reporter
+from deblur.cli.common import (
+    ENSEMBLE_HELP,
+    LOCAL,
+    MODEL_HELP,
+    Estimates,
+    MethodOption,
+    QuietNotes,
+    local_path,
+    reporter,
+)
 from deblur.config import EvaluationSplit, InferencePrecision
 from deblur.runtime import DEFAULT_RUNTIME, RUNTIME_HELP, Runtime
 from deblur.shake.tries import ESTIMATES
@@ -16,13 +25,17 @@ from deblur.ways import DEFAULT_METHOD
 
 def evaluate(
     data: Annotated[
-        Path | None, typer.Argument(help="Dataset folder (GOPRO layout or blur/ + sharp/), as `data check` takes it.")
+        Path | None,
+        typer.Argument(
+            parser=local_path, help="Dataset folder (GOPRO layout or blur/ + sharp/), as `data check` takes it."
+        ),
     ] = None,
     data_option: Annotated[
-        Path | None, typer.Option("--data", hidden=True, help="The dataset folder, as earlier versions took it.")
+        Path | None,
+        typer.Option("--data", **LOCAL, hidden=True, help="The dataset folder, as earlier versions took it."),
     ] = None,
     model: Annotated[str | None, typer.Option(help=MODEL_HELP)] = None,
-    out: Annotated[Path | None, typer.Option(help="Also write the results as JSON to this file.")] = None,
+    out: Annotated[Path | None, typer.Option(**LOCAL, help="Also write the results as JSON to this file.")] = None,
     split: Annotated[
         EvaluationSplit,
         typer.Option(help="Which pairs: auto is the held-out split where the data has one (GOPRO's test/), else all."),

@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from deblur.cli.common import MODEL_HELP
+from deblur.cli.common import LOCAL, MODEL_HELP
 from deblur.export.exporter import ExportFormat, Quantization  # light: the choices only
 
 
@@ -15,8 +15,9 @@ def export(
     out: Annotated[
         Path,
         typer.Option(
+            **LOCAL,
             help="Where to write: a folder for savedmodel (e.g. serving/deblur/1), a .tflite, .onnx or .xml file "
-            "(openvino: its .bin beside it)."
+            "(openvino: its .bin beside it).",
         ),
     ],
     fmt: Annotated[
@@ -33,7 +34,9 @@ def export(
     ] = None,
     calibration: Annotated[
         Path | None,
-        typer.Option(help="onnx --quantize int8: a folder of blurry photos to calibrate on; default: the demo's."),
+        typer.Option(
+            **LOCAL, help="onnx --quantize int8: a folder of blurry photos to calibrate on; default: the demo's."
+        ),
     ] = None,
     overwrite: Annotated[bool, typer.Option("--overwrite", help="Replace an existing --out.")] = False,
 ) -> None:

@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from deblur.cli.common import Quiet
+from deblur.cli.common import LOCAL, Quiet
 from deblur.config import TimingsPreset
 
 
@@ -16,9 +16,10 @@ def timings(
         TimingsPreset,
         typer.Option(help="quick: 128x128 patches, 16 timed steps (minutes on a CPU); paper: the article's setup."),
     ] = "quick",
-    out: Annotated[Path, typer.Option(help="Folder for timings.json and timings.png.")] = Path("timings"),
+    out: Annotated[Path, typer.Option(**LOCAL, help="Folder for timings.json and timings.png.")] = Path("timings"),
     data: Annotated[
-        Path | None, typer.Option(help="Dataset folder (GOPRO layout or blur/ + sharp/); default: the demo data.")
+        Path | None,
+        typer.Option(**LOCAL, help="Dataset folder (GOPRO layout or blur/ + sharp/); default: the demo data."),
     ] = None,
     stages: Annotated[
         str | None,

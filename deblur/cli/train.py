@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from deblur.cli.common import reporter
+from deblur.cli.common import LOCAL, reporter
 from deblur.config import SHIPPED, Precision, Strategy
 
 
@@ -22,11 +22,13 @@ def train(
     ] = None,
     data: Annotated[
         Path | None,
-        typer.Option(help="Dataset folder (GOPRO layout or blur/ + sharp/); default: the embedded demo data."),
+        typer.Option(**LOCAL, help="Dataset folder (GOPRO layout or blur/ + sharp/); default: the embedded demo data."),
     ] = None,
     out: Annotated[
         Path | None,
-        typer.Option(help="Run folder; an existing run resumes from its latest checkpoint. Default: runs/<time>."),
+        typer.Option(
+            **LOCAL, help="Run folder; an existing run resumes from its latest checkpoint. Default: runs/<time>."
+        ),
     ] = None,
     epochs: Annotated[int | None, typer.Option(min=1, help="train.epochs")] = None,
     steps_per_epoch: Annotated[int | None, typer.Option(min=1, help="train.steps_per_epoch")] = None,
