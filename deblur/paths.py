@@ -97,16 +97,20 @@ def _run_name(path: Path) -> str:
     return f"{path.parent.name}/{path.name}" if path.parent.name else path.name
 
 
-def choose_model(model: str | Path | None, runs: Path = RUNS_DIR, *, kernel_aware: bool = False) -> ModelChoice:
+def choose_model(
+    model: str | Path | None, runs: Path = RUNS_DIR, *, kernel_aware: bool = False, setting: str = "model"
+) -> ModelChoice:
     """The model a command uses: a `model.keras` path; "latest", the newest training run; "pretrained" or None,
     the model shipped with deblur, the kernel-aware one with `kernel_aware` (with None and no shipped model, the
-    newest run)."""
+    newest run). `setting` is the option that named it, for errors."""
+    if "://" in str(model):  # as a Path it would be "s3:/bucket/..." here, called missing
+        raise SettingError(f"{model} is a URL: give the model file as a path on this machine", settings=(setting,))
     if model is not None and str(model) not in ("latest", "pretrained"):
         return ModelChoice(Path(model), str(model), _run_name(Path(model)))
     shipped = shipped_model(kernel_aware)
     if model is None and shipped or str(model) == "pretrained":
         if shipped is None:
-            raise SettingError("this copy of deblur has no pretrained model", settings=("model",))
+            raise SettingError("this copy of deblur has no pretrained model", settings=(setting,))
         what = "kernel-aware network" if kernel_aware else "model"
         return ModelChoice(
             shipped,
@@ -119,6 +123,6 @@ def choose_model(model: str | Path | None, runs: Path = RUNS_DIR, *, kernel_awar
             f"no trained model found: none in {runs.resolve()}, and none noted by deblur train in "
             f"{last_model_record()}; train one first (deblur train), or name its file (--model "
             "runs/<time>/model.keras)",
-            settings=("model",),
+            settings=(setting,),
         )
     return ModelChoice(latest, f"{latest}, the newest training run", _run_name(latest))

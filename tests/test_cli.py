@@ -154,7 +154,7 @@ def test_an_output_that_cannot_be_written_is_refused_by_every_command_before_its
     _every_command_refuses(photo, tmp_path / "pairs", unwritable_folder, f"{unwritable_folder} cannot be written in (")
 
 
-def test_a_url_for_a_path_is_refused_by_every_command_but_predict(tmp_path, monkeypatch):
+def test_a_url_for_a_path_or_a_model_is_refused_by_every_command_but_predict(tmp_path, monkeypatch):
     # As a Path, s3://bucket/x is s3:/bucket/x: export had written ./s3:/bucket/m.onnx and called it done.
     monkeypatch.chdir(tmp_path)
     url = "s3://bucket/x"
@@ -174,6 +174,11 @@ def test_a_url_for_a_path_is_refused_by_every_command_but_predict(tmp_path, monk
         assert result.exit_code == 2, (name, result.output)
         assert f"{url} is a URL; give a path on this machine" in result.output, (name, result.output)
         assert f"Invalid value for '{name.split()[-1]}'" in result.output, (name, result.output)
+    models = {"--init": ["train", "--config", "smoke", "--out", "run"], "--model": ["export", "--out", "m.onnx"]}
+    for flag, args in models.items():  # a string option, checked where the model is chosen
+        result = runner.invoke(app, [*args, flag, url] + (["--format", "onnx"] if flag == "--model" else []))
+        assert result.exit_code == 1, (flag, result.output)
+        assert f"{url} is a URL: give the model file as a path on this machine ({flag})" in result.output
     assert list(tmp_path.iterdir()) == []
 
 

@@ -20,6 +20,13 @@ def test_a_path_is_used_as_given(tmp_path):
     assert paths.choose_model(tmp_path / "m.keras", tmp_path).path == tmp_path / "m.keras"
 
 
+def test_a_url_is_refused_naming_the_option_that_gave_it(tmp_path):
+    # As a Path, s3://b/m.keras is s3:/b/m.keras, which had been called a missing file.
+    with pytest.raises(SettingError, match=r"s3://b/m.keras is a URL") as refused:
+        paths.choose_model("s3://b/m.keras", tmp_path, setting="init")
+    assert refused.value.settings == ("init",)
+
+
 def test_latest_is_the_newest_run(tmp_path):
     old, new = make_run(tmp_path, "a"), make_run(tmp_path, "b")
     os.utime(old, (time.time() - 60, time.time() - 60))

@@ -135,7 +135,7 @@ def init_architecture(init: str) -> dict | None:
     """The `model` section of the config.yaml beside the model `init` names (see `TrainConfig.init`), if any."""
     from deblur.paths import choose_model
 
-    return _model_beside(choose_model(init).path)
+    return _model_beside(choose_model(init, setting="init").path)
 
 
 def _model_beside(path: Path) -> dict | None:
@@ -163,7 +163,7 @@ def check_init(init: str, config: Config) -> Path:
     from deblur.inference import check_model_file
     from deblur.paths import choose_model
 
-    path = choose_model(init).path
+    path = choose_model(init, setting="init").path
     check_model_file(path, "init")
     if zipfile.is_zipfile(path):  # a .keras file is a zip archive with the model's config.json at its top
         with zipfile.ZipFile(path) as archive:
