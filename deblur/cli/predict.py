@@ -200,7 +200,8 @@ def print_report(report, write: WriteSettings, log) -> bool:
     for clip in report.clips:
         resumed = f" ({clip.resumed_frames} done before)" if clip.resumed_frames else ""
         speed = f", {clip.frames_per_second:.2f} frames/s" if clip.frames > clip.resumed_frames else ""
-        typer.echo(f"{clip.source.name}: {clip.frames} frames{resumed} in {clip.seconds:.1f} s{speed}")
+        frames = f"{clip.frames} frame" + ("s" if clip.frames != 1 else "")
+        typer.echo(f"{clip.source.name}: {frames}{resumed} in {clip.seconds:.1f} s{speed}")
         for note in clip.notes:  # notes: not under --quiet, as the engine's run keeps its own
             log(f"  {note}")
     for _, error in report.failed:
