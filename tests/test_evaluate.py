@@ -195,6 +195,8 @@ def test_the_data_folder_is_an_argument_and_align_scores_at_the_best_shift(synth
     assert report["mean"]["aligned_psnr"]["blurry"] >= report["mean"]["psnr"]["blurry"] - 0.5
     twice = runner.invoke(app, ["evaluate", str(data), "--data", str(data), "--model", str(model)])
     assert twice.exit_code != 0 and "give the dataset folder once" in twice.output
+    none = runner.invoke(app, ["evaluate", "--model", str(model)])  # had said 'give the dataset folder once' too
+    assert none.exit_code == 2 and "DATA: give the folder of pairs to score" in none.output
 
 
 def test_images_too_small_to_score_are_named_before_any_work(tmp_path):

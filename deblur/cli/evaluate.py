@@ -27,7 +27,9 @@ def evaluate(
     data: Annotated[
         Path | None,
         typer.Argument(
-            parser=local_path, help="Dataset folder (GOPRO layout or blur/ + sharp/), as `data check` takes it."
+            parser=local_path,
+            metavar="DATA",
+            help="Dataset folder (GOPRO layout or blur/ + sharp/), as `data check` takes it.",
         ),
     ] = None,
     data_option: Annotated[
@@ -64,7 +66,12 @@ def evaluate(
     from deblur.evaluation.evaluate import evaluate_model
     from deblur.evaluation.table import results_table
 
-    if (data is None) == (data_option is None):
+    if data is None and data_option is None:
+        raise typer.BadParameter(
+            "give the folder of pairs to score: GOPRO's layout or blur/ + sharp/ (deblur data synth makes one)",
+            param_hint="DATA",
+        )
+    if data is not None and data_option is not None:
         raise typer.BadParameter("give the dataset folder once: deblur evaluate DATA", param_hint="DATA")
     data = data or data_option
 
