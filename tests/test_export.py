@@ -305,6 +305,7 @@ def test_never_over_the_model_itself(model):
         (["--format", "savedmodel", "--quantize", "int8"], "int8 is offered for litert and onnx, not savedmodel"),
         (["--format", "litert", "--quantize", "int8", "--calibration", "x"], "calibration photos are used by onnx"),
         (["--format", "onnx"], "onnx files are named *.onnx: "),
+        (["--format", "savedmodel"], "m.tflite is named as a file for litert (--out, --format)"),  # had been a folder
     ],
 )
 def test_bad_combinations(model, tmp_path, options, message):

@@ -62,6 +62,12 @@ class ExportRequest:
         suffix = SUFFIXES.get(self.fmt)
         if suffix and self.out.suffix.lower() != suffix:
             raise SettingError(f"{self.fmt} files are named *{suffix}: {self.out}", settings=("out",))
+        named = {value: fmt for fmt, value in SUFFIXES.items()} | {".keras": "a Keras model", ".bin": "openvino"}
+        if not suffix and self.out.suffix.lower() in named:  # a folder named m.onnx: --format forgotten?
+            raise SettingError(
+                f"savedmodel writes a folder, and {self.out} is named as a file for {named[self.out.suffix.lower()]}",
+                settings=("out", "format"),
+            )
 
 
 @dataclass(frozen=True)
