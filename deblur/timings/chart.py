@@ -25,10 +25,11 @@ def write_chart(report: TimingsReport, path: Path) -> None:
         loaders_axis = figure.subplots()
         workload = f"{report.pipeline[0].batches} timed batches per loader" if report.pipeline else ""
     _loader_bars(loaders_axis, report)
+    blocks = f"{model['blocks']} block" + ("s" if model["blocks"] != 1 else "")
     figure.suptitle(
         f"deblur timings, {report.preset} preset: {short_device(report.device)}\n"
         f"{backend_label(report.device)}, Keras {report.device['keras']}; generator width "
-        f"{model['width']}, {model['blocks']} blocks; {settings['patch_size']}x{settings['patch_size']} patches, "
+        f"{model['width']}, {blocks}; {settings['patch_size']}x{settings['patch_size']} patches, "
         f"batch {settings['batch_size']}, {workload}{_gradients_note(settings)}",
         fontsize=10,
     )
