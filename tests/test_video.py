@@ -363,6 +363,49 @@ def test_bad_clips_get_one_line_and_the_others_go_on(model, tmp_path, name, reas
     assert sorted(os.listdir(out)) == ["good.mp4", "photo.png"]  # nothing for the bad one, no work folder
 
 
+def spliced(path, second_size=(60, 80), frames=4):
+    """An MPEG-TS clip of two pieces, the second at `second_size` (height, width): two encoders into one stream,
+    time going on, as a recorder that changes resolution writes it."""
+    import fractions
+
+    time_base = fractions.Fraction(1, 30)
+    with av.open(str(path), "w", format="mpegts") as out:
+        stream = out.add_stream("libx264", rate=30)
+        stream.width, stream.height, stream.codec_context.time_base = 64, 48, time_base
+        other = av.CodecContext.create("libx264", "w")
+        other.height, other.width = second_size
+        other.pix_fmt, other.time_base, other.framerate = "yuv420p", time_base, 30
+        other.open()
+        for piece, encoder in enumerate((stream.codec_context, other)):
+            for i in range(frames):
+                rgb = np.full((encoder.height, encoder.width, 3), 40 * (i + 1), np.uint8)
+                frame = av.VideoFrame.from_ndarray(rgb, format="rgb24")
+                frame.pts, frame.time_base = i + piece * frames, time_base
+                for packet in [*encoder.encode(frame), *(encoder.encode() if i == frames - 1 else [])]:
+                    packet.stream = stream
+                    out.mux(packet)
+    return path
+
+
+def test_a_clip_whose_frame_size_changes_midway_keeps_its_first_size_and_every_frame(model, tmp_path):
+    source = spliced(tmp_path / "clip.ts")  # had been a traceback: frames of two sizes in one model call
+    result = predict(source, "--model", model, "--method", "network", "--out", tmp_path / "out")
+    assert result.exit_code == 0, result.output
+    with av.open(str(tmp_path / "out" / "clip.mp4")) as container:
+        sizes = [(frame.width, frame.height) for frame in container.decode(video=0)]
+    assert sizes == [(64, 48)] * 8
+
+
+def test_a_clip_whose_timestamps_go_back_is_refused_naming_the_frame(model, tmp_path):
+    piece = make_clip(tmp_path / "piece.ts", frames=4, audio=False)
+    source = tmp_path / "joined.ts"
+    source.write_bytes(piece.read_bytes() * 2)  # `cat piece.ts piece.ts`: had been the muxer's 'Invalid argument'
+    result = predict(source, "--model", model, "--out", tmp_path / "out")
+    assert result.exit_code == 1
+    assert "joined.ts: its timestamps go back at frame 5 (0.07 s after 0.17 s)" in result.output, result.output
+    assert not (tmp_path / "out").exists() or os.listdir(tmp_path / "out") == []
+
+
 def test_a_clip_over_the_pixel_limit(model, tmp_path):
     source = make_clip(tmp_path / "clip.mp4", frames=2)
     result = predict(source, "--model", model, "--out", tmp_path / "out", "--max-pixels", "1000")

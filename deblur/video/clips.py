@@ -133,7 +133,7 @@ def read_frames(clip: Clip, first: int = 0, stop: int | None = None, times: list
     with av.open(str(clip.path), metadata_errors="ignore") as container:
         stream = container.streams.video[0]
         stream.thread_type = "AUTO"  # decoding threads: the model, not the decoder, should be the bottleneck
-        index, started = 0, False
+        index, started, last = 0, False, None
         seek = bool(times) and 0 < first < len(times)
         if seek:
             position = {pts: i for i, pts in enumerate(times)}
@@ -147,8 +147,15 @@ def read_frames(clip: Clip, first: int = 0, stop: int | None = None, times: list
                     started = True
                 if stop is not None and index >= stop:
                     return
+                if frame.pts is not None:  # an encoder takes rising timestamps: the muxer's refusal named no frame
+                    if last is not None and frame.pts <= last:
+                        raise VideoReadError(_time_goes_back(name, index, frame.pts, last, frame.time_base))
+                    last = frame.pts
                 if index >= first:  # frames before it (from the key frame, or from the start) are passed over
-                    yield Frame(index, frame_to_rgb(frame), frame.pts, frame.time_base or clip.time_base)
+                    # A size change midway (a spliced .ts, a stream's new resolution) is scaled to the first
+                    # frame's, as FFmpeg does: an encoder takes one size, and the audio stays in step.
+                    rgb = frame_to_rgb(frame, clip.width, clip.height)
+                    yield Frame(index, rgb, frame.pts, frame.time_base or clip.time_base)
                 index += 1
         except av.FFmpegError as err:
             raise VideoReadError(f"{name}: frame {index + 1} cannot be decoded ({_reason(err)})") from None
@@ -178,6 +185,14 @@ def frame_times(clip: Clip) -> list[int] | None:
         except av.FFmpegError as err:
             raise VideoReadError(f"{clip.name}: cannot be read to the end ({_reason(err)})") from None
     return sorted(times)
+
+
+def _time_goes_back(name: str, index: int, pts: int, last: int, time_base: Fraction | None) -> str:
+    at = f" ({float(pts * time_base):.2f} s after {float(last * time_base):.2f} s)" if time_base else ""
+    return (
+        f"{name}: its timestamps go back at frame {index + 1}{at}, as in pieces joined end to end; join them so "
+        "that time runs on (FFmpeg's concat demuxer does), or deblur each piece"
+    )
 
 
 def frames_per_segment(clip: Clip, seconds: float) -> int:

@@ -96,7 +96,6 @@ class SegmentWriter:
         if clip.rotation:
             self._stream.set_display_rotation(clip.rotation)
         self._time_base = clip.time_base
-        self._last_pts: int | None = None
 
     def write(self, rgb: np.ndarray, pts: int) -> None:
         frame = rgb_to_frame(to_uint8(rgb), self._stream.pix_fmt)

@@ -24,9 +24,17 @@ def _accurate():
     return Interpolation.BILINEAR | Interpolation.ACCURATE_RND | Interpolation.FULL_CHR_H_INT
 
 
-def frame_to_rgb(frame) -> np.ndarray:
-    """A decoded frame as HWC RGB float32 in [0, 1], by its own matrix and range."""
-    rgb = frame.reformat(format="rgb24", interpolation=_accurate(), src_color_range=frame.color_range, threads=1)
+def frame_to_rgb(frame, width: int | None = None, height: int | None = None) -> np.ndarray:
+    """A decoded frame as HWC RGB float32 in [0, 1], by its own matrix and range; scaled to `width` x `height`
+    where given and different (a stream whose frame size changes midway)."""
+    rgb = frame.reformat(
+        width=width,
+        height=height,
+        format="rgb24",
+        interpolation=_accurate(),
+        src_color_range=frame.color_range,
+        threads=1,
+    )
     return rgb.to_ndarray().astype(np.float32) / 255.0
 
 
