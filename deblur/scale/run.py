@@ -19,11 +19,12 @@ import shutil
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from deblur.errors import FULL_DISK, DeblurError, NothingFoundError, SettingError, full_disk_message
 from deblur.scale import ENGINES, FAILED_LIST, default_workers, storage
 from deblur.scale.plan import PHOTO, plan_inputs
-from deblur.scale.worker import NO_ROOM, NOT_STARTED, OK, SKIPPED, WorkerNotStarted, WorkerSettings
+from deblur.scale.worker import NO_ROOM, NOT_STARTED, OK, SKIPPED, UNUSABLE, WorkerNotStarted, WorkerSettings
 from deblur.settings import PredictSettings
 from deblur.video.encode import join_segments
 
@@ -89,6 +90,7 @@ def predict_at_scale(
     if plan.clips and central.get("note"):
         log(central["note"])  # how clips go under this method, once for them all (plain predict says it per clip)
     segments: dict[str, str] = {}  # a finished segment's file; or the reason it failed, by file
+    unusable: set[str] = set()  # work folders of clips that cannot be used: nothing is kept for them
     not_started: dict | None = None
     for row in run_on_ray(plan.tasks, worker, workers=workers, address=run.address, progress=progress):
         if row["status"] == NOT_STARTED:  # every task of the job says so, at once: the job ends on it below
@@ -105,6 +107,8 @@ def predict_at_scale(
                 report.failed.append((row["source"], row["reason"]))
         else:
             segments[row["target"]] = "" if row["status"] in (OK, SKIPPED) else row["reason"]
+            if row["status"] == UNUSABLE:
+                unusable.add(str(Path(row["target"]).parent))
             report.frames += row["frames"]
     if not_started:
         settings = tuple(filter(None, not_started["settings"].split(",")))
@@ -113,6 +117,8 @@ def predict_at_scale(
         reasons = [segments[str(path)] for path in clip.segments if segments.get(str(path))]
         if reasons:
             report.failed.append((str(clip.clip.path), reasons[0]))
+            if str(clip.segments[0].parent) in unusable:  # as plain predict leaves nothing for such a clip
+                shutil.rmtree(clip.segments[0].parent, ignore_errors=True)
             continue
         if report.stopped:  # its finished segments are kept for the next run; the join needs room too
             report.left += 1

@@ -22,11 +22,12 @@ from deblur.min_side import check_min_side
 from deblur.scale import storage
 from deblur.scale.plan import PHOTO, Task
 from deblur.settings import DeblurSettings, WriteSettings
-from deblur.video.clips import Clip, frame_times, probe_clip, read_frames
+from deblur.video.clips import Clip, VideoReadError, frame_times, probe_clip, read_frames
 from deblur.video.predict import VideoOptions, clip_of, deblur_segment
 
 OK, FAILED, SKIPPED = "ok", "failed", "skipped"
 NO_ROOM = "no room"  # the disk the outputs go to is full: each task after it would fail the same way
+UNUSABLE = "unusable"  # the clip itself cannot be used (truncated, timestamps going back): its work folder goes
 NOT_STARTED = "not started"  # the worker could not open its model: the job ends on that error, as plain predict's
 
 
@@ -90,6 +91,8 @@ class DeblurWorker:
                 self.photo(task)
             else:
                 done["frames"] = self.segment(task)
+        except VideoReadError as err:
+            return {**row, **done, "status": UNUSABLE, "reason": str(err)}
         except DeblurError as err:
             return {**row, **done, "status": FAILED, "reason": str(err)}
         except Exception as err:  # anything else is reported with its file too, and the job goes on
