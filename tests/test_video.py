@@ -328,6 +328,18 @@ def write_bad_inputs(folder):
         frame.sample_rate, frame.pts = 48000, 0
         out.mux(stream.encode(frame))
         out.mux(stream.encode())
+    with av.open(str(folder / "song.m4a"), "w", format="mp4") as out:  # audio, and a cover picture as video
+        stream = out.add_stream("aac", rate=48000)
+        cover = out.add_stream("mjpeg", rate=1)
+        cover.width, cover.height, cover.pix_fmt = 32, 32, "yuvj420p"
+        cover.disposition = av.stream.Disposition.attached_pic
+        picture = av.VideoFrame.from_ndarray(np.full((32, 32, 3), 128, np.uint8), format="rgb24")
+        picture.pts = 0
+        out.mux([*cover.encode(picture), *cover.encode()])
+        frame = av.AudioFrame.from_ndarray(np.zeros((1, 1024), np.float32), format="fltp", layout="mono")
+        frame.sample_rate, frame.pts = 48000, 0
+        out.mux(stream.encode(frame))
+        out.mux(stream.encode())
     with av.open(str(folder / "empty.mp4"), "w") as out:  # a video track with no frames (FFmpeg then shows none)
         stream = out.add_stream("libx264", rate=30)
         stream.width, stream.height = 64, 48
@@ -342,6 +354,8 @@ def write_bad_inputs(folder):
         ("text.mp4", "text.mp4: not a readable video"),
         ("sound.m4a", "sound.m4a: no video stream"),
         ("empty.mp4", "empty.mp4: no video stream"),
+        ("song.m4a", "song.m4a: no video stream (a mov,mp4,m4a,3gp,3g2,mj2 file with a cover picture)"),  # had been
+        # deblurred as a clip of one frame, the cover
         ("truncated.mp4", "truncated.mp4: "),
     ],
 )

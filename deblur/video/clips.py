@@ -70,6 +70,15 @@ def is_media_file(path: Path) -> bool:
         return False
 
 
+def picture_stream(container):
+    """The clip's video: its first video stream that is not a cover picture (an "attached picture": one still
+    that music files and downloaded videos carry as a video stream), or None."""
+    import av
+
+    attached = av.stream.Disposition.attached_pic
+    return next((stream for stream in container.streams.video if not stream.disposition & attached), None)
+
+
 def probe_clip(path: Path, *, max_pixels: int = DEFAULT_MAX_PIXELS, name: str | None = None) -> Clip:
     """The clip's facts, after the checks that need no decoding of the whole clip: it opens, it has a video
     stream FFmpeg can decode, that stream has a first frame, and its frames are within `max_pixels`. Errors call
@@ -82,9 +91,10 @@ def probe_clip(path: Path, *, max_pixels: int = DEFAULT_MAX_PIXELS, name: str | 
     except (av.FFmpegError, OSError, UnicodeDecodeError) as err:
         raise VideoReadError(f"{name}: not a readable video ({_reason(err)})") from None
     with container:
-        if not container.streams.video:
-            raise VideoReadError(f"{name}: no video stream (a {container.format.name} file)")
-        stream = container.streams.video[0]
+        stream = picture_stream(container)
+        if stream is None:
+            cover = " with a cover picture" if container.streams.video else ""
+            raise VideoReadError(f"{name}: no video stream (a {container.format.name} file{cover})")
         codec = stream.codec_context
         if codec is None or not getattr(codec, "name", None):
             raise VideoReadError(f"{name}: its video codec cannot be decoded here (unsupported codec)")
@@ -131,7 +141,7 @@ def read_frames(clip: Clip, first: int = 0, stop: int | None = None, times: list
 
     name = clip.name
     with av.open(str(clip.path), metadata_errors="ignore") as container:
-        stream = container.streams.video[0]
+        stream = picture_stream(container)
         stream.thread_type = "AUTO"  # decoding threads: the model, not the decoder, should be the bottleneck
         index, started, last = 0, False, None
         seek = bool(times) and 0 < first < len(times)
@@ -174,7 +184,7 @@ def frame_times(clip: Clip) -> list[int] | None:
 
     times = []
     with av.open(str(clip.path), metadata_errors="ignore") as container:
-        stream = container.streams.video[0]
+        stream = picture_stream(container)
         try:
             for packet in container.demux(stream):
                 if packet.size == 0:
