@@ -30,6 +30,10 @@ class ReadSettings:
     inputs: tuple[str, ...] = ()
     max_pixels: int = DEFAULT_MAX_PIXELS  # refuse larger images and frames, from their header
 
+    def __post_init__(self) -> None:
+        if any(not str(item).strip() for item in self.inputs):  # an unset "$VAR": "." would deblur this folder
+            raise SettingError("an input is an empty path: name a photo, clip or folder")
+
 
 @dataclass(frozen=True)
 class DeblurSettings:
@@ -63,6 +67,8 @@ class WriteSettings:
     encoding: Encoding = field(default_factory=Encoding)  # clips: the video codec and quality
 
     def __post_init__(self) -> None:
+        if not str(self.out).strip():  # an unset variable in a script (--out "$DIR"): "." would be meant by nobody
+            raise SettingError("the output folder is empty: name one", settings=("out",))
         self.photo  # checks the format and quality  # noqa: B018
 
     @property

@@ -2,7 +2,9 @@ import errno
 import os
 from pathlib import Path
 
+import numpy as np
 from helpers import make_flat_dataset
+from PIL import Image
 from typer.testing import CliRunner
 
 from deblur.cli import app
@@ -180,6 +182,27 @@ def test_a_url_for_a_path_or_a_model_is_refused_by_every_command_but_predict(tmp
         assert result.exit_code == 1, (flag, result.output)
         assert f"{url} is a URL: give the model file as a path on this machine ({flag})" in result.output
     assert list(tmp_path.iterdir()) == []
+
+
+def test_an_empty_path_is_refused_by_every_command(tmp_path, monkeypatch):
+    # An unset variable in a script ("$DIR") is "": as a path ".", so `deblur predict ""` had deblurred this folder.
+    monkeypatch.chdir(tmp_path)
+    Image.fromarray(np.full((32, 32, 3), 128, np.uint8)).save(tmp_path / "photo.png")
+    commands = {
+        "an input is an empty path": [["predict", ""], ["predict", "photo.png", " ", "--engine", "ray"]],
+        "the output folder is empty": [["predict", "photo.png", "--out", ""]],
+        "Invalid value for '--out': an empty path": [
+            ["export", "--format", "onnx", "--out", ""],
+            ["timings", "--config", "smoke", "--out", ""],
+            ["train", "--config", "smoke", "--out", ""],
+        ],
+        "Invalid value for 'DIR': an empty path": [["data", "check", ""]],
+    }
+    for message, runs in commands.items():
+        for args in runs:
+            result = runner.invoke(app, args)
+            assert result.exit_code in (1, 2) and message in result.output, (args, result.output)
+    assert sorted(os.listdir(tmp_path)) == ["photo.png"]
 
 
 def _every_command_refuses(photo: Path, pairs: Path, blocker: Path, message: str) -> None:

@@ -55,6 +55,8 @@ def local_path(value: str | Path) -> Path:
         raise typer.BadParameter(
             f"{value} is a URL; give a path on this machine (only `deblur predict --engine ray` reads and writes URLs)"
         )
+    if not str(value).strip():  # an unset variable in a script ("$DIR"): Path("") is ".", meant by nobody
+        raise typer.BadParameter("an empty path: name a file or folder")
     return Path(value)
 
 
