@@ -420,6 +420,27 @@ def test_a_clip_whose_timestamps_go_back_is_refused_naming_the_frame(model, tmp_
     assert not (tmp_path / "out").exists() or os.listdir(tmp_path / "out") == []
 
 
+def test_a_clips_cover_picture_is_left_out_and_said(model, tmp_path):
+    source = tmp_path / "clip.mp4"
+    with av.open(str(source), "w") as out:  # as downloaders write a clip with its thumbnail: a still as video 1
+        video = out.add_stream("libx264", rate=30)
+        video.width, video.height, video.pix_fmt = 64, 48, "yuv420p"
+        cover = out.add_stream("mjpeg", rate=1)
+        cover.width, cover.height, cover.pix_fmt = 32, 32, "yuvj420p"
+        cover.disposition = av.stream.Disposition.attached_pic
+        still = av.VideoFrame.from_ndarray(np.full((32, 32, 3), 200, np.uint8), format="rgb24")
+        still.pts = 0
+        out.mux([*cover.encode(still), *cover.encode()])
+        for index in range(3):
+            frame = av.VideoFrame.from_ndarray(np.full((48, 64, 3), 60 * index, np.uint8), format="rgb24")
+            frame.pts = index
+            out.mux(video.encode(frame))
+        out.mux(video.encode())
+    result = predict(source, "--model", model, "--out", tmp_path / "out", quiet=False)
+    assert result.exit_code == 0 and "left out video 1 (mjpeg): the clip's cover picture" in result.output
+    assert facts(tmp_path / "out" / "clip.mp4")["streams"] == ["video"]
+
+
 def test_a_clip_over_the_pixel_limit(model, tmp_path):
     source = make_clip(tmp_path / "clip.mp4", frames=2)
     result = predict(source, "--model", model, "--out", tmp_path / "out", "--max-pixels", "1000")

@@ -23,7 +23,7 @@ import numpy as np
 from deblur.errors import SettingError
 from deblur.files import atomic_path
 from deblur.imageio import to_uint8
-from deblur.video.clips import Clip
+from deblur.video.clips import Clip, picture_stream
 from deblur.video.pixels import rgb_to_frame, tag_stream
 
 Codec = Literal["h264", "h265", "vp9", "av1"]
@@ -164,11 +164,18 @@ def _join(
                     why = "copying it failed" if codec in supported else f"{target.suffix} cannot hold {codec}"
                     report.reencoded.append(f"{label} -> aac ({why})")
                 else:
-                    report.dropped.append(f"{label}: {target.suffix} cannot hold {codec} subtitles")
+                    report.dropped.append(f"{label}: {target.suffix} cannot hold {codec} subtitles (.mkv keeps them)")
+            picture = picture_stream(source)
+            for stream in source.streams.video:
+                if stream.index != picture.index:  # a cover picture, or a second angle: only the video is deblurred
+                    codec = stream.codec_context.name if stream.codec_context else stream.codec.name
+                    cover = stream.disposition & av.stream.Disposition.attached_pic
+                    what = "the clip's cover picture" if cover else "a second video stream"
+                    report.dropped.append(f"video {stream.index} ({codec}): {what}")
             for line in report.reencoded:
                 log(f"re-encoded {line}")
             for line in report.dropped:
-                log(f"left out {line} (an .mkv clip keeps its subtitles)")
+                log(f"left out {line}")
             packets = [_video_packets(segments, video), _carried_packets(source, carried)]
             for _, packet in heapq.merge(*packets, key=lambda item: item[0]):
                 out.mux(packet)
