@@ -121,7 +121,7 @@ def choose_model(
     if latest is None:
         raise SettingError(
             f"no trained model found: none in {runs.resolve()}, and none noted by deblur train in "
-            f"{last_model_record()}; train one first (deblur train), or name its file (--model "
+            f"{last_model_record()}; train one first (deblur train), or name its file (--{setting} "
             "runs/<time>/model.keras)",
             settings=(setting,),
         )

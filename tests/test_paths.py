@@ -27,6 +27,13 @@ def test_a_url_is_refused_naming_the_option_that_gave_it(tmp_path):
     assert refused.value.settings == ("init",)
 
 
+def test_no_trained_model_names_the_option_to_give_one_with(tmp_path, monkeypatch):
+    monkeypatch.setenv("DEBLUR_HOME", str(tmp_path / "home"))  # no model noted by deblur train
+    with pytest.raises(SettingError, match=r"name its file \(--init runs/<time>/model.keras\)") as refused:
+        paths.choose_model("latest", tmp_path, setting="init")  # train --init latest had been told of --model
+    assert refused.value.settings == ("init",)
+
+
 def test_latest_is_the_newest_run(tmp_path):
     old, new = make_run(tmp_path, "a"), make_run(tmp_path, "b")
     os.utime(old, (time.time() - 60, time.time() - 60))
