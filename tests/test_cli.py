@@ -164,7 +164,7 @@ def test_a_url_for_a_path_or_a_model_is_refused_by_every_command_but_predict(tmp
         "train --out": ["train", "--config", "smoke", "--out", url],
         "train --data": ["train", "--config", "smoke", "--data", url],
         "timings --out": ["timings", "--config", "smoke", "--out", url],
-        "evaluate data": ["evaluate", url],
+        "evaluate DATA": ["evaluate", url],
         "evaluate --out": ["evaluate", ".", "--out", url],
         "export --out": ["export", "--format", "onnx", "--out", url],
         "data synth --src": ["data", "synth", "--src", url, "--out", "pairs"],
