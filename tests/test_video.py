@@ -317,6 +317,17 @@ def test_sigterm_mid_clip_leaves_no_temporary_file_and_the_run_resumes(model, tm
     assert finished_here(source, target, model) == (10, 30) and facts(target) == facts(source)
 
 
+def add_cover(out) -> None:
+    """A cover picture in the container `out`, as music files and downloaders carry one: a JPEG still as a video
+    stream marked "attached picture"."""
+    cover = out.add_stream("mjpeg", rate=1)
+    cover.width, cover.height, cover.pix_fmt = 32, 32, "yuvj420p"
+    cover.disposition = av.stream.Disposition.attached_pic
+    still = av.VideoFrame.from_ndarray(np.full((32, 32, 3), 200, np.uint8), format="rgb24")
+    still.pts = 0
+    out.mux([*cover.encode(still), *cover.encode()])
+
+
 def write_bad_inputs(folder):
     folder.mkdir()
     (folder / "text.mp4").write_text("not a video at all\n")
@@ -330,12 +341,7 @@ def write_bad_inputs(folder):
         out.mux(stream.encode())
     with av.open(str(folder / "song.m4a"), "w", format="mp4") as out:  # audio, and a cover picture as video
         stream = out.add_stream("aac", rate=48000)
-        cover = out.add_stream("mjpeg", rate=1)
-        cover.width, cover.height, cover.pix_fmt = 32, 32, "yuvj420p"
-        cover.disposition = av.stream.Disposition.attached_pic
-        picture = av.VideoFrame.from_ndarray(np.full((32, 32, 3), 128, np.uint8), format="rgb24")
-        picture.pts = 0
-        out.mux([*cover.encode(picture), *cover.encode()])
+        add_cover(out)
         frame = av.AudioFrame.from_ndarray(np.zeros((1, 1024), np.float32), format="fltp", layout="mono")
         frame.sample_rate, frame.pts = 48000, 0
         out.mux(stream.encode(frame))
@@ -425,12 +431,7 @@ def test_a_clips_cover_picture_is_left_out_and_said(model, tmp_path):
     with av.open(str(source), "w") as out:  # as downloaders write a clip with its thumbnail: a still as video 1
         video = out.add_stream("libx264", rate=30)
         video.width, video.height, video.pix_fmt = 64, 48, "yuv420p"
-        cover = out.add_stream("mjpeg", rate=1)
-        cover.width, cover.height, cover.pix_fmt = 32, 32, "yuvj420p"
-        cover.disposition = av.stream.Disposition.attached_pic
-        still = av.VideoFrame.from_ndarray(np.full((32, 32, 3), 200, np.uint8), format="rgb24")
-        still.pts = 0
-        out.mux([*cover.encode(still), *cover.encode()])
+        add_cover(out)
         for index in range(3):
             frame = av.VideoFrame.from_ndarray(np.full((48, 64, 3), 60 * index, np.uint8), format="rgb24")
             frame.pts = index
