@@ -1,7 +1,11 @@
 """What a training run reads and for how long, and its epoch line (`deblur.training.data_plan`)."""
 
+import pytest
 from helpers import make_flat_dataset, smoke_config
+from typer.testing import CliRunner
 
+from deblur.cli import app
+from deblur.data.pairs import DatasetError
 from deblur.training.data_plan import epoch_line, plan_data
 
 
@@ -20,3 +24,15 @@ def test_an_epoch_without_a_timed_step_says_so_rather_than_0_img_s():
     assert epoch_line({**row, "images_per_second": 12.34}).endswith(", 12.3 img/s")
     untimed = epoch_line({**row, "images_per_second": None})
     assert "0.0 img/s" not in untimed and "not timed" in untimed
+
+
+def test_a_held_out_split_without_train_beside_it_is_not_trained_on(tmp_path):
+    # GOPRO's test/ alone had been read as a flat folder: its held-out pairs trained on, and validated on again.
+    make_flat_dataset(tmp_path / "data" / "test" / "GOPR0384_11_00", count=3)
+    checked = []
+    config = smoke_config(f"data.root={tmp_path / 'data'}")
+    with pytest.raises(DatasetError, match="data holds test/ but no train/: in GOPRO's layout test/ is held out"):
+        plan_data(config, 1, progress=False, log=print, on_checked=lambda: checked.append(True))
+    assert not checked
+    result = CliRunner().invoke(app, ["data", "check", str(tmp_path / "data"), "-q"])  # as deblur train would
+    assert result.exit_code == 1 and "1 problem(s)" in result.output and "holds test/ but no train/" in result.output

@@ -6,7 +6,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from deblur.data.pairs import check_pairs, discover, inspect_images, problem_listing
+from deblur.data.pairs import DatasetError, check_not_held_out, check_pairs, discover, inspect_images, problem_listing
 from deblur.data.writer import kernel_file
 
 
@@ -30,6 +30,10 @@ class DataSummary:
 def summarize(root: str | Path, patch_size: int | None = None, *, deep: bool = False, progress: bool = True):
     """Every pair under `root` checked as `deblur train` would (every file, each problem listed), with counts."""
     splits, problems = discover(root)
+    try:
+        check_not_held_out(root)
+    except DatasetError as err:
+        problems.append(str(err))
     pairs = splits.every
     info = inspect_images([path for p in pairs for path in p.files], deep, progress)
     problems += check_pairs(splits.train, patch_size, info=info)

@@ -255,6 +255,22 @@ def problem_listing(problems: list[str]) -> str:
     return "\n".join(f"  - {p}" for p in shown) + (f"\n  ... and {more} more" if more else "")
 
 
+def check_not_held_out(root: str | Path) -> None:
+    """Refuse to train on a folder whose pairs include a held-out split (`test/`, GOPRO's name for it) with no
+    `train/` beside it: read as a flat folder, the held-out pairs would be trained on, and nothing would be left to
+    measure on without having trained on it."""
+    root = Path(root)
+    if (root / TRAIN_SPLIT).is_dir():
+        return
+    for name in VAL_SPLITS:
+        if (root / name).is_dir():
+            raise DatasetError(
+                f"{root} holds {name}/ but no {TRAIN_SPLIT}/: in GOPRO's layout {name}/ is held out, and it would be "
+                f"trained on here; give the folder of training pairs ({TRAIN_SPLIT}/ beside {name}/, or blur/ and "
+                "sharp/ without it)"
+            )
+
+
 def preflight(
     root: str | Path, patch_size: int, *, progress: bool = True, skip_unreadable: bool = False, work: str = "trained"
 ) -> Splits:

@@ -9,7 +9,7 @@ from dataclasses import dataclass, replace
 
 from deblur.config import Config
 from deblur.data.demo import ensure_demo_dataset
-from deblur.data.pairs import Pair, check_deconvolved, preflight, without_deconvolved
+from deblur.data.pairs import Pair, check_deconvolved, check_not_held_out, preflight, without_deconvolved
 
 
 @dataclass
@@ -29,6 +29,7 @@ def plan_data(
     `on_checked` runs once the data has passed: a failed check leaves no run folder behind."""
     data, training = config.data, config.train
     root = data.root or ensure_demo_dataset(data.synth, log=log)
+    check_not_held_out(root)
     splits = preflight(root, data.patch_size, progress=progress, skip_unreadable=data.skip_bad_images)
     if config.model.kernel_aware:
         check_deconvolved(splits.train + splits.val, root)
