@@ -257,8 +257,8 @@ def problem_listing(problems: list[str]) -> str:
 
 def check_not_held_out(root: str | Path) -> None:
     """Refuse to train on a folder whose pairs include a held-out split (`test/`, GOPRO's name for it) with no
-    `train/` beside it: read as a flat folder, the held-out pairs would be trained on, and nothing would be left to
-    measure on without having trained on it."""
+    `train/` beside it: read as a flat folder, the held-out pairs would be trained on, and nothing training did not
+    see would be left to measure on."""
     root = Path(root)
     if (root / TRAIN_SPLIT).is_dir():
         return
