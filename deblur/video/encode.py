@@ -153,8 +153,7 @@ def _join(
             supported = out.supported_codecs
             carried = []  # (input stream, output stream, whether it is re-encoded)
             for stream in [*source.streams.audio, *source.streams.subtitles]:
-                codec = stream.codec_context.name if stream.codec_context else stream.codec.name
-                label = f"{stream.type} {stream.index} ({codec})"
+                codec, label = _named(stream)
                 if codec in supported and not (reencode_audio and stream.type == "audio"):
                     carried.append((stream, out.add_stream_from_template(stream), False))
                     report.copied.append(label)
@@ -168,10 +167,9 @@ def _join(
             picture = picture_stream(source)
             for stream in source.streams.video:
                 if stream.index != picture.index:  # a cover picture, or a second angle: only the video is deblurred
-                    codec = stream.codec_context.name if stream.codec_context else stream.codec.name
                     cover = stream.disposition & av.stream.Disposition.attached_pic
                     what = "the clip's cover picture" if cover else "a second video stream"
-                    report.dropped.append(f"video {stream.index} ({codec}): {what}")
+                    report.dropped.append(f"{_named(stream)[1]}: {what}")
             for line in report.reencoded:
                 log(f"re-encoded {line}")
             for line in report.dropped:
@@ -185,6 +183,12 @@ def _join(
         finally:
             source.close()
     return report
+
+
+def _named(stream) -> tuple[str, str]:
+    """A source stream's codec, and how the report calls the stream: "audio 1 (aac)"."""
+    codec = stream.codec_context.name if stream.codec_context else stream.codec.name
+    return codec, f"{stream.type} {stream.index} ({codec})"
 
 
 def _copy_of(out, template):
