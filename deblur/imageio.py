@@ -1,8 +1,9 @@
 """Reading and writing photos as people have them, for inference.
 
 In: any format Pillow reads (JPEG, PNG, BMP, WebP, TIFF, GIF, and HEIC/HEIF and AVIF as phones save them, through
-pillow-heif and Pillow's AVIF plugin), EXIF orientation applied, grayscale / RGBA / 16-bit handled; an animation
-or a TIFF of several pages is refused by name, as is a JPEG far shorter than its pixels. The model sees HWC RGB
+pillow-heif and Pillow's AVIF plugin), EXIF orientation applied, grayscale / RGBA / 16-bit (and 32-bit grayscale on
+its own scale) handled; an animation or a TIFF of several pages is refused by name, as is a JPEG far shorter than its
+pixels. The model sees HWC RGB
 float32 in [0, 1]. Out: the same kind of image as came in: grayscale stays grayscale, alpha is kept unchanged
 (flattened onto white where the format has none), 16 bits stay 16 bits in PNG and TIFF (`deblur.photo16` for
 colour), and the photo's EXIF (its orientation reset, the pixels being turned) and ICC profile go with it unless
@@ -105,7 +106,7 @@ def decode_photo(source: Path | BinaryIO, name: str, *, max_pixels: int = DEFAUL
                 pixels = _turn_like(read_deep_colour(_rewound(source)), image.getexif().get(ORIENTATION, 1))
                 alpha = pixels[:, :, 3].astype(np.float32) / 65535.0 if pixels.shape[2] == 4 else None
                 return Photo(pixels[:, :, :3].astype(np.float32) / 65535.0, alpha, False, True, **metadata)
-            return _to_photo(turned, **metadata)
+            return _to_photo(turned, name, **metadata)
     except ImageReadError:
         raise
     except (OSError, SyntaxError, ValueError, StopIteration) as err:
@@ -252,10 +253,14 @@ def _turn_like(pixels: np.ndarray, orientation: int) -> np.ndarray:
     return pixels[:: -1 if rows else 1, :: -1 if columns else 1]
 
 
-def _to_photo(image: Image.Image, **metadata: bytes | None) -> Photo:
-    if image.mode in ("I;16", "I;16B", "I;16L", "I"):
-        values = np.asarray(image, dtype=np.float32) / 65535.0
-        gray = np.clip(values, 0.0, 1.0)
+# Grayscale kept in more than 8 bits, and what white is in each: 16-bit integers (which Pillow may hand over as 32-bit
+# "I"), and floats, whose convention is 0 to 1.
+DEEP_GRAY_WHITE = {"I;16": 65535.0, "I;16B": 65535.0, "I;16L": 65535.0, "I": 65535.0, "F": 1.0}
+
+
+def _to_photo(image: Image.Image, name: str, **metadata: bytes | None) -> Photo:
+    if image.mode in DEEP_GRAY_WHITE:
+        gray = _deep_gray(np.asarray(image, dtype=np.float32), DEEP_GRAY_WHITE[image.mode], image.mode, name)
         return Photo(np.repeat(gray[:, :, None], 3, axis=-1), None, True, True, **metadata)
     alpha = None
     if image.mode in ("RGBA", "LA", "PA") or (image.mode == "P" and "transparency" in image.info):
@@ -264,6 +269,22 @@ def _to_photo(image: Image.Image, **metadata: bytes | None) -> Photo:
     grayscale = image.mode in ("L", "LA", "1")
     rgb = np.asarray(image.convert("RGB"), dtype=np.float32) / 255.0
     return Photo(rgb, alpha, grayscale, False, **metadata)
+
+
+def _deep_gray(values: np.ndarray, white: float, mode: str, name: str) -> np.ndarray:
+    """Grayscale values from black (0) to `white` as [0, 1]. Values outside that range are refused rather than
+    clipped: a 32-bit file scaled otherwise (an HDR float, integers over 16 bits) would come out nearly black or
+    white, written as if all were well."""
+    kind = "float" if mode == "F" else "integer"
+    if not np.isfinite(values).all():
+        raise ImageReadError(f"{name}: a 32-bit {kind} grayscale image holding NaN or infinite values")
+    low, high = float(values.min()), float(values.max())
+    if low < 0.0 or high > white:
+        raise ImageReadError(
+            f"{name}: a 32-bit {kind} grayscale image with values from {low:g} to {high:g}; deblur reads them as 0 "
+            f"(black) to {white:g} (white): scale it into that range first (or save it as 8 or 16 bits)"
+        )
+    return values / white
 
 
 def write_photo(path: str | Path, rgb: np.ndarray, like: Photo, options: WriteOptions | str = "png") -> None:

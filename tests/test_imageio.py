@@ -8,6 +8,7 @@ from PIL import Image, ImageCms
 
 from deblur.imageio import (
     AnimationError,
+    ImageReadError,
     NotAnImageError,
     TruncatedImageError,
     WriteOptions,
@@ -124,6 +125,22 @@ def test_a_tiff_of_several_pages_is_refused_by_name_and_one_page_is_read(tmp_pat
         read_photo(tmp_path / "scan.tif")
     pages[0].save(tmp_path / "page.tif")
     assert read_photo(tmp_path / "page.tif").rgb.shape == (48, 64, 3)
+
+
+def test_32_bit_grayscale_is_read_on_its_scale_and_out_of_range_values_are_refused(tmp_path):
+    ramp = photo_pixels()[:, :, 0].astype(np.float32) / 255.0
+    Image.fromarray(ramp, mode="F").save(tmp_path / "float.tif")
+    photo = read_photo(tmp_path / "float.tif")  # a float TIFF's white is 1.0: it had come out nearly black
+    assert photo.grayscale and photo.sixteen_bit
+    np.testing.assert_allclose(photo.rgb[:, :, 1], ramp, atol=1e-6)
+    Image.fromarray(ramp * 300.0, mode="F").save(tmp_path / "hdr.tif")
+    with pytest.raises(ImageReadError, match=r"hdr.tif: a 32-bit float grayscale image with values from 0 to 300; "):
+        read_photo(tmp_path / "hdr.tif")
+    Image.fromarray((ramp * 2**20).astype(np.int32), mode="I").save(tmp_path / "wide.tif")
+    with pytest.raises(ImageReadError, match=r"wide.tif: a 32-bit integer grayscale image .* 0 \(black\) to 65535"):
+        read_photo(tmp_path / "wide.tif")
+    Image.fromarray((ramp * 65535).astype(np.int32), mode="I").save(tmp_path / "sixteen.tif")
+    np.testing.assert_allclose(read_photo(tmp_path / "sixteen.tif").rgb[:, :, 0], ramp, atol=1e-4)
 
 
 @pytest.mark.parametrize("progressive", [False, True])
