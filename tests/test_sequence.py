@@ -1,8 +1,13 @@
 import numpy as np
+import pytest
+import tensorflow as tf
 from helpers import make_flat_dataset
+from PIL import Image
 
 from deblur.data.pairs import preflight
-from deblur.data.sequence import PairSequence
+from deblur.data.pipeline import decode_image
+from deblur.data.sequence import PairSequence, load_rgb
+from deblur.photo16 import encode_png16
 
 
 def test_batches_aligned_and_reproducible(tmp_path):
@@ -16,3 +21,17 @@ def test_batches_aligned_and_reproducible(tmp_path):
     assert not np.array_equal(blurry, sequence[2][0])
     sequence.on_epoch_end()
     assert not np.array_equal(blurry, sequence[1][0])  # a new epoch draws new patches
+
+
+@pytest.mark.parametrize("mode", ["L", "RGBA", "I;16", "RGB;16"])
+def test_pillow_decodes_each_kind_of_png_as_the_tf_data_pipeline_does(tmp_path, mode):
+    # evaluate and the JAX loop read with Pillow, TensorFlow's loop with tf.data: 16-bit grayscale had read white
+    rng = np.random.default_rng(0)
+    path = tmp_path / "a.png"
+    if mode == "RGB;16":
+        path.write_bytes(encode_png16(rng.integers(0, 65536, (20, 24, 3)).astype(np.uint16)))
+    else:
+        bands = {"L": (), "RGBA": (4,), "I;16": ()}[mode]
+        top = 65536 if mode == "I;16" else 256
+        Image.fromarray(rng.integers(0, top, (20, 24, *bands)).astype(np.uint16 if top > 256 else np.uint8)).save(path)
+    np.testing.assert_array_equal(load_rgb(path), decode_image(tf.constant(str(path))).numpy())

@@ -15,8 +15,12 @@ from deblur.data.pairs import Pair
 
 
 def load_rgb(path) -> np.ndarray:
-    """An image file as HWC RGB uint8 (grayscale repeated, alpha dropped)."""
+    """An image file as HWC RGB uint8 (grayscale repeated, alpha dropped), 16 bits cut to their high 8 as the
+    tf.data pipeline's decoding (and Pillow's own, for colour) cuts them."""
     with Image.open(path) as image:
+        if image.mode.startswith("I"):  # 16-bit grayscale, which Pillow's convert would clip at 255: nearly white
+            high = np.clip(np.asarray(image, dtype=np.int64) >> 8, 0, 255).astype(np.uint8)
+            return np.repeat(high[:, :, None], 3, axis=-1)
         return np.asarray(image.convert("RGB"))
 
 
