@@ -69,10 +69,12 @@ def make_clip(
     codec: str = "libx264",
     seed: int = 0,
     gop: int | None = None,
+    colour: tuple[int, int] | None = None,
 ):
     """A small real clip made with PyAV: a textured picture panning a pixel a frame (H.264 by default), with
     `pts` in 1/90000 s for a variable frame rate, a second of stereo AAC, a display rotation if asked, (MKV only)
-    a SubRip subtitle track, and a key frame every `gop` frames if given."""
+    a SubRip subtitle track, a key frame every `gop` frames and `colour` tags (FFmpeg's codes for the colour
+    primaries and transfer function) if given."""
     import fractions
 
     import av
@@ -88,6 +90,8 @@ def make_clip(
         video.width, video.height = width, height
         video.pix_fmt = "yuv420p" if width % 2 == 0 and height % 2 == 0 else "yuv444p"
         video.time_base = fractions.Fraction(1, 90000)
+        if colour:
+            video.codec_context.color_primaries, video.codec_context.color_trc = colour
         if rotation:
             video.set_display_rotation(rotation)
         sound = out.add_stream("aac", rate=48000, layout="stereo") if audio else None

@@ -36,6 +36,7 @@ def facts(path):
             "pts": [frame.pts for frame in frames],
             "time_base": video.time_base,
             "rotation": frames[0].rotation,
+            "colour": (frames[0].color_primaries, frames[0].color_trc),
             "streams": [stream.type for stream in container.streams],
         }
     if "audio" in summary["streams"]:
@@ -65,6 +66,15 @@ def test_a_clip_comes_back_with_its_size_frames_timestamps_rotation_and_audio(mo
     assert all(a.shape == b.shape for a, b in zip(before, after, strict=True))
     assert any(np.abs(a.astype(int) - b).mean() > 1 for a, b in zip(before, after, strict=True))  # deblurred
     assert sorted(os.listdir(tmp_path / "out")) == ["clip.mp4"]  # no work folder left
+
+
+def test_an_hdr_clip_keeps_its_colour_primaries_and_transfer_and_says_it_is_8_bits(model, tmp_path):
+    # BT.2020 primaries with HLG's transfer, as phones record: untagged, players had shown it washed out and grey
+    source = make_clip(tmp_path / "phone.mp4", frames=3, audio=False, colour=(9, 18))
+    result = predict(source, "--model", model, "--out", tmp_path / "out", quiet=False)
+    assert result.exit_code == 0, result.output
+    assert "an HDR clip (HLG): deblurred and written in 8 bits, tagged as HDR as it came" in result.output
+    assert facts(tmp_path / "out" / "phone.mp4")["colour"] == (9, 18)
 
 
 def test_mkv_keeps_its_subtitles(model, tmp_path):

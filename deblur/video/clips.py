@@ -44,6 +44,10 @@ class Clip:
     container: str  # FFmpeg's name of the container format
     audio: int  # streams of each kind, carried over to the output
     subtitles: int
+    # FFmpeg's codes for the colour primaries and transfer function its frames say they have (2: unspecified),
+    # carried to the output: an HDR clip (BT.2020 with PQ or HLG) written without them plays washed out and grey.
+    primaries: int = 2
+    transfer: int = 2
 
     @property
     def megapixels(self) -> float:
@@ -129,6 +133,8 @@ def probe_clip(path: Path, *, max_pixels: int = DEFAULT_MAX_PIXELS, name: str | 
             container=container.format.name,
             audio=len(container.streams.audio),
             subtitles=len(container.streams.subtitles),
+            primaries=int(first.color_primaries),
+            transfer=int(first.color_trc),
         )
 
 

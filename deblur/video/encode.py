@@ -90,7 +90,7 @@ class SegmentWriter:
         self._stream = self._container.add_stream(encoder, rate=clip.rate, options=options)
         self._stream.width, self._stream.height = clip.width, clip.height
         self._stream.pix_fmt = pixel_format(clip.width, clip.height, encoding.codec)
-        tag_stream(self._stream)
+        tag_stream(self._stream, clip.primaries, clip.transfer)
         self._stream.time_base = clip.time_base
         self._stream.codec_context.time_base = clip.time_base
         if clip.rotation:

@@ -5,7 +5,8 @@ every channel (-1.08 / -1.39 / -1.11 on a 1280x720 texture, PyAV 18), so a deblu
 against the same frames deblurred as photos. With accurate rounding and full chroma interpolation both ways the
 round trip is within 0.01 levels, for about 5 ms more a 1280x720 frame (the model takes a second). On the way in
 the clip's own matrix and range are used; the way out converts with BT.601 in limited range and says so in the
-stream, so that players do not guess BT.709 for an untagged HD clip. One thread each way: swscale's slices
+stream, so that players do not guess BT.709 for an untagged HD clip. The colour primaries and transfer function pass
+through the two conversions as they were, and are tagged as the clip had them. One thread each way: swscale's slices
 otherwise follow the machine's cores, and a frame must convert the same in a Ray worker as in the main process.
 """
 
@@ -16,6 +17,8 @@ import numpy as np
 # AVColorSpace SMPTE170M (BT.601's matrix) and AVColorRange MPEG (limited range): the tags written out.
 OUT_COLORSPACE = 6
 OUT_RANGE = 1
+# AVColorTransferCharacteristic's HDR transfer functions, by the names people know them by.
+HDR_TRANSFERS = {16: "HDR10 / PQ", 18: "HLG"}
 
 
 def _accurate():
@@ -53,7 +56,10 @@ def rgb_to_frame(rgb: np.ndarray, pixel_format: str):
     )
 
 
-def tag_stream(stream) -> None:
-    """Say in the output stream how its frames were converted (`rgb_to_frame`)."""
+def tag_stream(stream, primaries: int, transfer: int) -> None:
+    """Say in the output stream how its frames were converted (`rgb_to_frame`), and which colour primaries and
+    transfer function its RGB has: the source clip's, which the conversions leave as they were."""
     stream.codec_context.colorspace = OUT_COLORSPACE
     stream.codec_context.color_range = OUT_RANGE
+    stream.codec_context.color_primaries = primaries
+    stream.codec_context.color_trc = transfer

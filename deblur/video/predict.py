@@ -23,6 +23,7 @@ from deblur.files import atomic_write_text, full_disk_named
 from deblur.imageio import DEFAULT_MAX_PIXELS
 from deblur.video.clips import Clip, Frame, VideoReadError, frames_per_segment, probe_clip, read_frames
 from deblur.video.encode import Encoding, JoinReport, SegmentWriter, join_segments, pixel_format
+from deblur.video.pixels import HDR_TRANSFERS
 
 if TYPE_CHECKING:
     from deblur.inference import Deblurrer
@@ -85,6 +86,11 @@ def deblur_clip(
     notes = []
     if pixel_format(clip.width, clip.height, options.encoding.codec) == "yuv444p":
         notes.append(f"{clip.width}x{clip.height} has an odd side: written with 4:4:4 chroma to keep its size")
+    if clip.transfer in HDR_TRANSFERS:
+        notes.append(
+            f"an HDR clip ({HDR_TRANSFERS[clip.transfer]}): deblurred and written in 8 bits, tagged as HDR as it came "
+            "so that players show its colours; smooth gradients may band"
+        )
     if deblurrer.method != "network":
         deblurrer, note = deblurrer.for_clips()
         notes += [note] if note else []
