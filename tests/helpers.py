@@ -70,11 +70,13 @@ def make_clip(
     seed: int = 0,
     gop: int | None = None,
     colour: tuple[int, int] | None = None,
+    timecode: str | None = None,
+    attachment: bytes | None = None,
 ):
     """A small real clip made with PyAV: a textured picture panning a pixel a frame (H.264 by default), with
     `pts` in 1/90000 s for a variable frame rate, a second of stereo AAC, a display rotation if asked, (MKV only)
-    a SubRip subtitle track, a key frame every `gop` frames and `colour` tags (FFmpeg's codes for the colour
-    primaries and transfer function) if given."""
+    a SubRip subtitle track, a key frame every `gop` frames, `colour` tags (FFmpeg's codes for the colour
+    primaries and transfer function), a start `timecode` and (MKV only) a font `attachment` if given."""
     import fractions
 
     import av
@@ -92,6 +94,10 @@ def make_clip(
         video.time_base = fractions.Fraction(1, 90000)
         if colour:
             video.codec_context.color_primaries, video.codec_context.color_trc = colour
+        if timecode:
+            video.metadata["timecode"] = timecode  # MOV and MP4 write a timecode track from it
+        if attachment:
+            out.add_attachment("subtitles.ttf", "font/ttf", attachment)
         if rotation:
             video.set_display_rotation(rotation)
         sound = out.add_stream("aac", rate=48000, layout="stereo") if audio else None

@@ -77,6 +77,31 @@ def test_an_hdr_clip_keeps_its_colour_primaries_and_transfer_and_says_it_is_8_bi
     assert facts(tmp_path / "out" / "phone.mp4")["colour"] == (9, 18)
 
 
+def test_a_clips_timecode_and_attachments_are_kept_and_a_data_stream_said_left_out(model, tmp_path):
+    make_clip(tmp_path / "camera.mov", frames=3, audio=False, timecode="01:00:00;00", fps=30)
+    make_clip(tmp_path / "styled.mkv", frames=3, audio=False, attachment=b"font bytes")
+    with av.open(str(tmp_path / "drone.ts"), "w") as out:  # a KLV telemetry stream beside the video
+        video, data = out.add_stream("libx264", rate=24), out.add_data_stream("klv")
+        video.width, video.height, video.pix_fmt = 64, 48, "yuv420p"
+        for index in range(3):
+            out.mux(video.encode(av.VideoFrame.from_ndarray(np.full((48, 64, 3), 40 * index, np.uint8))))
+            packet = av.Packet(b"\x06\x0e\x2b\x34" + bytes(12))
+            packet.stream, packet.pts, packet.dts = data, 3750 * index, 3750 * index
+            out.mux(packet)
+        out.mux(video.encode())
+    clips = [tmp_path / name for name in ("camera.mov", "styled.mkv", "drone.ts")]
+    result = predict(*clips, "--model", model, "--out", tmp_path / "out", quiet=False)
+    assert result.exit_code == 0, result.output
+    assert "left out data 1: a data stream (camera telemetry or metadata)" in result.output
+    with av.open(str(tmp_path / "out" / "camera.mov")) as container:  # the timecode track had been dropped
+        assert [stream.type for stream in container.streams] == ["video", "data"]
+        assert container.streams.data[0].metadata["timecode"] == "01:00:00;00"
+    with av.open(str(tmp_path / "out" / "styled.mkv")) as container:  # the fonts its subtitles are styled with
+        assert [(a.name, a.data) for a in container.streams.attachments] == [("subtitles.ttf", b"font bytes")]
+    with av.open(str(tmp_path / "out" / "drone.mp4")) as container:
+        assert [stream.type for stream in container.streams] == ["video"]
+
+
 def test_mkv_keeps_its_subtitles(model, tmp_path):
     source = make_clip(tmp_path / "clip.mkv", frames=4, subtitles=True)
     assert facts(source)["streams"] == ["video", "audio", "subtitle"]

@@ -123,12 +123,13 @@ class JoinReport:
 
 
 def join_segments(segments: list[Path], clip: Clip, target: Path, log: Callable[[str], None] = print) -> JoinReport:
-    """The segments' video, end to end, with the clip's audio and subtitle streams, into `target` (atomically).
+    """The segments' video, end to end, with the clip's audio and subtitle streams, its timecode and (into MKV)
+    its attachments, into `target` (atomically).
 
     Streams the output container holds as they are are copied packet by packet, not re-encoded; audio it cannot
-    hold is re-encoded to AAC; subtitles it cannot hold are left out (MKV holds them all). A muxer that accepts a
-    stream and then fails on its packets (PCM from AVI into MP4, say) gets every audio stream re-encoded instead.
-    Each is said in the report, and logged.
+    hold is re-encoded to AAC; subtitles it cannot hold are left out (MKV holds them all), as are data streams. A
+    muxer that accepts a stream and then fails on its packets (PCM from AVI into MP4, say) gets every audio stream
+    re-encoded instead. Each is said in the report, and logged.
     """
     import av
 
@@ -164,6 +165,21 @@ def _join(
                     report.reencoded.append(f"{label} -> aac ({why})")
                 else:
                     report.dropped.append(f"{label}: {target.suffix} cannot hold {codec} subtitles (.mkv keeps them)")
+            timecode = _timecode(source)
+            if timecode:  # MOV and MP4 rewrite their timecode track from it, counting frames at the stream's rate
+                video.metadata["timecode"] = timecode
+                video.codec_context.framerate = clip.rate  # the segments' is their time base's, 12288 a second
+                report.copied.append(f"the timecode ({timecode})")
+            for stream in source.streams.data:
+                if not (timecode and stream.metadata.get("timecode") == timecode):  # not the timecode track itself
+                    report.dropped.append(f"data {stream.index}: a data stream (camera telemetry or metadata)")
+            for stream in source.streams.attachments:  # fonts that styled subtitles need, cover art, files
+                label = f"attachment {stream.index} ({stream.name})"
+                if target.suffix == ".mkv":
+                    out.add_attachment(stream.name, stream.mimetype, stream.data)
+                    report.copied.append(label)
+                else:
+                    report.dropped.append(f"{label}: {target.suffix} cannot hold attachments (.mkv keeps them)")
             picture = picture_stream(source)
             for stream in source.streams.video:
                 if stream.index != picture.index:  # a cover picture, or a second angle: only the video is deblurred
@@ -183,6 +199,14 @@ def _join(
         finally:
             source.close()
     return report
+
+
+def _timecode(source) -> str | None:
+    """The clip's start timecode (a camera's HH:MM:SS:FF), where its video stream or a timecode track says one."""
+    for stream in [picture_stream(source), *source.streams.data]:
+        if stream is not None and stream.metadata.get("timecode"):
+            return stream.metadata["timecode"]
+    return None
 
 
 def _named(stream) -> tuple[str, str]:
