@@ -444,8 +444,9 @@ def spliced(path, second_size=(60, 80), frames=4):
 
 def test_a_clip_whose_frame_size_changes_midway_keeps_its_first_size_and_every_frame(model, tmp_path):
     source = spliced(tmp_path / "clip.ts")  # had been a traceback: frames of two sizes in one model call
-    result = predict(source, "--model", model, "--method", "network", "--out", tmp_path / "out")
+    result = predict(source, "--model", model, "--method", "network", "--out", tmp_path / "out", quiet=False)
     assert result.exit_code == 0, result.output
+    assert "from frame 5 the clip's frames are 80x60: scaled to its first frames' 64x48" in result.output
     with av.open(str(tmp_path / "out" / "clip.mp4")) as container:
         sizes = [(frame.width, frame.height) for frame in container.decode(video=0)]
     assert sizes == [(64, 48)] * 8

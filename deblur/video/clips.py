@@ -60,6 +60,7 @@ class Frame:
     rgb: np.ndarray  # HWC float32 in [0, 1]
     pts: int | None
     time_base: Fraction
+    scaled_from: tuple[int, int] | None = None  # (width, height) as decoded, where it differs from the clip's
 
 
 def is_media_file(path: Path) -> bool:
@@ -171,7 +172,9 @@ def read_frames(clip: Clip, first: int = 0, stop: int | None = None, times: list
                     # A size change midway (a spliced .ts, a stream's new resolution) is scaled to the first
                     # frame's, as FFmpeg does: an encoder takes one size, and the audio stays in step.
                     rgb = frame_to_rgb(frame, clip.width, clip.height)
-                    yield Frame(index, rgb, frame.pts, frame.time_base or clip.time_base)
+                    own = (frame.width, frame.height)
+                    scaled = own if own != (clip.width, clip.height) else None
+                    yield Frame(index, rgb, frame.pts, frame.time_base or clip.time_base, scaled)
                 index += 1
         except av.FFmpegError as err:
             raise VideoReadError(f"{name}: frame {index + 1} cannot be decoded ({_reason(err)})") from None

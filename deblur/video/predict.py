@@ -104,10 +104,13 @@ def deblur_clip(
         on_frames = progress.clip(source.name, clip.frames, resumed) if progress else (lambda _: None)
         writer = _Segments(clip, deblurrer, options, on_frames)
         segments: list[Path] = []
-        frames = 0
+        frames, resized = 0, False
         try:
             for frame in read_frames(clip):
                 frames += 1
+                if frame.scaled_from and not resized:  # said once, at the first frame of another size
+                    notes.append(_size_change(frame, clip))
+                    resized = True
                 index = frame.index // per_segment
                 if index == len(segments):  # the first frame of a segment
                     segments.append(work / f"{index:05d}{target.suffix}")
@@ -129,6 +132,14 @@ def deblur_clip(
     shutil.rmtree(work, ignore_errors=True)
     resumed = min(len(done) * per_segment, frames)
     return ClipReport(source, target, frames, resumed, time.perf_counter() - started, streams, notes)
+
+
+def _size_change(frame: Frame, clip: Clip) -> str:
+    width, height = frame.scaled_from
+    return (
+        f"from frame {frame.index + 1} the clip's frames are {width}x{height}: scaled to its first frames' "
+        f"{clip.width}x{clip.height}, as a video holds one size"
+    )
 
 
 class _Segments:
