@@ -7,7 +7,9 @@ all `predict` needs besides the `.keras` file.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import math
 import re
 import types
 import typing
@@ -196,6 +198,11 @@ SYNTH_HELP = {
 }
 
 
+# The smallest training patch (the generator takes 5 px a side, `deblur.min_side`; 8 it needs no padding for) and
+# validation crop (validation scores SSIM, whose window is 11 px a side: `deblur.losses.SSIM_WINDOW`).
+MIN_PATCH_SIZE = 8
+MIN_VAL_CROP = 11
+
 # The recipe keys only `deblur data synth` makes: a device-pairs recipe that sets them is refused, not changed.
 DEVICE_CPU_ONLY = ("varying", "soft_share", "clipped_share", "jpeg_share")
 
@@ -227,10 +234,10 @@ class DataConfig:
                 raise ConfigError(
                     f"data.device_pairs does not make {keys}: set them to 0, or make the pairs with deblur data synth"
                 )
-        _check_positive("data.patch_size", self.patch_size)
+        _check_at_least("data.patch_size", self.patch_size, MIN_PATCH_SIZE, "the smallest the model trains on")
         _check_positive("data.batch_size", self.batch_size)
         if self.val_crop is not None:
-            _check_positive("data.val_crop", self.val_crop)
+            _check_at_least("data.val_crop", self.val_crop, MIN_VAL_CROP, "SSIM's window, which validation scores")
         if self.val_limit is not None:
             _check_positive("data.val_limit", self.val_limit)
 
@@ -345,13 +352,16 @@ def load_config(path: str | Path | None = None, overrides: list[str] | None = No
         raise ConfigError(f"{path}: the top level must be a mapping of sections (model, data, train)")
     for item in overrides or []:
         key, sep, value = item.partition("=")
+        key = key.strip()
         if not sep or not key:
             raise ConfigError(f"override {item!r} must look like section.key=value, e.g. train.epochs=3")
         try:
             parsed = yaml.safe_load(value)
         except yaml.YAMLError as err:
             raise ConfigError(f"override {item!r}: its value is not valid YAML ({yaml_reason(err)})") from None
-        _set_dotted(raw, key.strip(), parsed)
+        if _is_section(key) and not isinstance(parsed, dict):
+            raise ConfigError(f"override {item!r}: {key} is a section: set its keys ({key}.<key>=value)")
+        _set_dotted(raw, key, parsed, item)
     try:
         return _build(Config, raw, "")
     except ConfigError as err:
@@ -384,13 +394,23 @@ def config_from_dict(raw: dict[str, Any]) -> Config:
 # === Validation helpers ===
 
 
-def _set_dotted(raw: dict[str, Any], dotted: str, value: Any) -> None:
+def _is_section(dotted: str) -> bool:
+    """Whether `dotted` names a section of the config (train, data.synth), not one of its keys."""
+    section: Any = Config
+    for part in dotted.split("."):
+        if not dataclasses.is_dataclass(section) or part not in {f.name for f in dataclasses.fields(section)}:
+            return False
+        section = typing.get_type_hints(section)[part]
+    return dataclasses.is_dataclass(section)
+
+
+def _set_dotted(raw: dict[str, Any], dotted: str, value: Any, item: str) -> None:
     node = raw
     parts = dotted.split(".")
     for part in parts[:-1]:
         child = node.setdefault(part, {})
         if not isinstance(child, dict):
-            raise ConfigError(f"override {dotted!r}: {part!r} is not a section")
+            raise ConfigError(f"override {item!r}: {part!r} is not a section")
         node = child
     node[parts[-1]] = value
 
@@ -436,13 +456,16 @@ def _coerce(hint: Any, value: Any, key: str) -> Any:
         if isinstance(value, int) and not isinstance(value, bool):
             return value
     elif hint is float:
+        number = None
         if isinstance(value, (int, float)) and not isinstance(value, bool):
-            return float(value)
-        if isinstance(value, str):  # YAML 1.1 reads 1e-4 (no dot) as a string
-            try:
-                return float(value)
-            except ValueError:
-                pass
+            number = float(value)
+        elif isinstance(value, str):  # YAML 1.1 reads 1e-4 (no dot) as a string
+            with contextlib.suppress(ValueError):
+                number = float(value)
+        if number is not None and not math.isfinite(number):  # nan passes every "> 0" check, and trains NaN weights
+            raise ConfigError(f"{key} must be a finite number, got {value!r}")
+        if number is not None:
+            return number
     elif hint is str and isinstance(value, (str, int, float)) and not isinstance(value, bool):
         return str(value)
     raise ConfigError(f"{key} must be {getattr(hint, '__name__', hint)}, got {value!r}")
@@ -457,6 +480,11 @@ def _check_choice(key: str, value: str, literal: Any) -> None:
 def _check_positive(key: str, value: float) -> None:
     if value <= 0:
         raise ConfigError(f"{key} must be > 0; got {value!r}")
+
+
+def _check_at_least(key: str, value: int, low: int, why: str) -> None:
+    if value < low:
+        raise ConfigError(f"{key} must be at least {low} ({why}); got {value!r}")
 
 
 def _check_range(key: str, value: float, low: float, high: float) -> None:

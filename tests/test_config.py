@@ -47,6 +47,14 @@ def test_unknown_section(tmp_path):
         ("train.epochs", "section.key=value"),
         ("model.width=true", "model.width must be int"),
         ("train.devices=[/cpu:0", r"override 'train.devices=\[/cpu:0': its value is not valid YAML \(line 1, column"),
+        # NaN passed every "> 0" check and trained a model of NaN weights
+        ("train.learning_rate=nan", "train.learning_rate must be a finite number, got 'nan'"),
+        ("data.synth.noise=.inf", "data.synth.noise must be a finite number, got inf"),
+        # these had ended in TensorFlow's MirrorPad and SSIM tracebacks at the first step
+        ("data.patch_size=7", r"data.patch_size must be at least 8 \(the smallest the model trains on\); got 7"),
+        ("data.val_crop=10", r"data.val_crop must be at least 11 \(SSIM's window, which validation scores\)"),
+        ("train=3", r"override 'train=3': train is a section: set its keys \(train.<key>=value\)"),
+        ("train.epochs.x=3", r"override 'train.epochs.x=3': 'epochs' is not a section"),
     ],
 )
 def test_bad_overrides(override, message):

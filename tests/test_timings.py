@@ -10,8 +10,9 @@ from typer.testing import CliRunner
 
 from deblur.cli import app
 from deblur.config import load_config
+from deblur.errors import SettingError
 from deblur.model import GRADIENTS
-from deblur.timings.run import PRESETS, Preset, run_timings
+from deblur.timings.run import PRESETS, Preset, run_timings, timings
 from deblur.timings.stages import STAGE_NAMES
 
 runner = CliRunner()
@@ -94,6 +95,12 @@ def test_refuses_to_overwrite_earlier_results(smoke_run):
 def test_unknown_stage_is_an_error(tmp_path):
     result = runner.invoke(app, ["timings", *SMOKE, "--out", str(tmp_path / "t"), "--stages", "tf.data,fp16"])
     assert result.exit_code == 1 and "unknown stage(s) fp16" in result.output
+    assert not (tmp_path / "t").exists()
+
+
+def test_a_patch_under_the_smallest_is_refused_by_the_library_as_by_the_cli(tmp_path):
+    with pytest.raises(SettingError, match="patch_size must be at least 8; got 4"):  # had been a MirrorPad traceback
+        timings(patch_size=4, out=tmp_path / "t")
     assert not (tmp_path / "t").exists()
 
 

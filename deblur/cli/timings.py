@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from deblur.cli.common import LOCAL, Quiet
-from deblur.config import TimingsPreset
+from deblur.config import MIN_PATCH_SIZE, TimingsPreset
 
 
 def timings(
@@ -35,7 +35,9 @@ def timings(
     ] = None,
     steps: Annotated[int | None, typer.Option(min=1, help="Timed steps per stage (overrides the preset).")] = None,
     warmup: Annotated[int | None, typer.Option(min=1, help="Untimed warm-up steps per stage.")] = None,
-    patch_size: Annotated[int | None, typer.Option(min=8, help="Patch side (overrides the preset).")] = None,
+    patch_size: Annotated[
+        int | None, typer.Option(min=MIN_PATCH_SIZE, help="Patch side (overrides the preset).")
+    ] = None,
     batch_size: Annotated[int | None, typer.Option(min=1, help="Batch per replica (overrides the preset).")] = None,
     pipeline_only: Annotated[
         bool, typer.Option("--pipeline-only", help="Only time the loaders, without the model.")

@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from deblur.cli.common import LOCAL, reporter
-from deblur.config import SHIPPED, Precision, Strategy
+from deblur.config import MIN_PATCH_SIZE, SHIPPED, Precision, Strategy
 
 
 def train(
@@ -33,7 +33,7 @@ def train(
     epochs: Annotated[int | None, typer.Option(min=1, help="train.epochs")] = None,
     steps_per_epoch: Annotated[int | None, typer.Option(min=1, help="train.steps_per_epoch")] = None,
     batch_size: Annotated[int | None, typer.Option(min=1, help="data.batch_size, per replica")] = None,
-    patch_size: Annotated[int | None, typer.Option(min=8, help="data.patch_size")] = None,
+    patch_size: Annotated[int | None, typer.Option(min=MIN_PATCH_SIZE, help="data.patch_size")] = None,
     strategy: Annotated[Strategy | None, typer.Option(help="train.strategy")] = None,
     precision: Annotated[Precision | None, typer.Option(help="train.precision")] = None,
     set_: Annotated[

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import keras
 
-from deblur.config import Config, load_config
+from deblur.config import MIN_PATCH_SIZE, Config, load_config
 from deblur.data.demo import ensure_demo_dataset
 from deblur.data.pairs import preflight
 from deblur.errors import OutputExistsError, SettingError, error_reason
@@ -78,6 +78,8 @@ def timings(
     separated by commas; default all), then `run_timings`."""
     if preset not in PRESETS:
         raise SettingError(f"preset must be one of {', '.join(PRESETS)}; got {preset!r}", settings=("preset",))
+    if patch_size is not None and patch_size < MIN_PATCH_SIZE:
+        raise SettingError(f"patch_size must be at least {MIN_PATCH_SIZE}; got {patch_size}", settings=("patch_size",))
     changes = {"steps": steps, "warmup_steps": warmup, "patch_size": patch_size, "batch_size": batch_size}
     chosen = replace(PRESETS[preset], **{key: value for key, value in changes.items() if value is not None})
     overrides = [f"data.root={data}"] if data else ([] if config else ["data.root=null"])
