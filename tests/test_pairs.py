@@ -100,6 +100,11 @@ def test_smaller_than_patch(tmp_path):
     assert "64x48 is smaller than the 56x56 patch size" in problems_of(tmp_path, patch=56)
 
 
+def test_a_validation_pair_under_ssims_window_is_a_problem(tmp_path):
+    make_flat_dataset(tmp_path, count=3, size=(10, 12))  # a patch of 8 fits; validation's SSIM had crashed on it
+    assert "12x10 is smaller than the 11x11 that validation's SSIM scores" in problems_of(tmp_path, patch=8)
+
+
 def test_all_problems_listed_at_once(tmp_path):
     make_flat_dataset(tmp_path, count=4)
     (tmp_path / "sharp" / "000.png").unlink()

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from PIL import Image, UnidentifiedImageError
 
+from deblur.config import MIN_VAL_CROP
 from deblur.console import progress_bar
 from deblur.errors import DeblurError
 
@@ -287,7 +288,9 @@ def preflight(
         skipped = skipped_train + skipped_val
         splits = Splits(train, val or train[-1:], splits.layout, tuple(skipped))
     problems += check_pairs(splits.train, patch_size, progress=progress)
-    problems += check_pairs(splits.held_out, None, progress=progress)
+    problems += check_pairs(
+        splits.held_out, MIN_VAL_CROP, progress=progress, min_size_for="that validation's SSIM scores"
+    )
     if problems:
         raise DatasetError(
             f"the data in {root} has {len(problems)} problem(s); nothing was {work}:\n{problem_listing(problems)}"
