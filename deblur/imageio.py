@@ -105,12 +105,24 @@ def decode_photo(source: Path | BinaryIO, name: str, *, max_pixels: int = DEFAUL
             if deep:
                 pixels = _turn_like(read_deep_colour(_rewound(source)), image.getexif().get(ORIENTATION, 1))
                 alpha = pixels[:, :, 3].astype(np.float32) / 65535.0 if pixels.shape[2] == 4 else None
-                return Photo(pixels[:, :, :3].astype(np.float32) / 65535.0, alpha, False, True, **metadata)
-            return _to_photo(turned, name, **metadata)
+                photo = Photo(pixels[:, :, :3].astype(np.float32) / 65535.0, alpha, False, True, **metadata)
+            else:
+                photo = _to_photo(turned, name, **metadata)
+            photo.icc = _fitting_profile(photo.icc, photo.grayscale)
+            return photo
     except ImageReadError:
         raise
     except (OSError, SyntaxError, ValueError, StopIteration) as err:
         raise ImageReadError(f"{name}: not a readable image ({err})") from None
+
+
+def _fitting_profile(icc: bytes | None, grayscale: bool) -> bytes | None:
+    """The photo's ICC profile where it describes the pixels deblur writes (RGB, or gray for a grayscale photo).
+    A CMYK photo's profile does not once the pixels are RGB: written with them, it made an invalid file, which
+    colour-managed programs refuse or misread. (Its bytes 16 to 20 name the colour space it describes.)"""
+    if icc is None:
+        return None
+    return icc if icc[16:20] == (b"GRAY" if grayscale else b"RGB ") else None
 
 
 def peek_photo(source: Path | BinaryIO, name: str, *, max_pixels: int = DEFAULT_MAX_PIXELS) -> tuple[int, int]:

@@ -29,8 +29,18 @@ def exif_and_icc():
     exif[0x010F] = "PhoneMaker"  # Make
     exif[0x0132] = "2026:11:27 10:11:12"  # DateTime
     exif[0x8825] = {1: "N", 2: (52.0, 31.0, 12.0)}  # GPS
-    icc = ImageCms.ImageCmsProfile(ImageCms.createProfile("LAB")).tobytes()  # not sRGB: it must not be lost
-    return exif, icc
+    return exif, wide_rgb_profile()
+
+
+def wide_rgb_profile(space: bytes = b"RGB ") -> bytes:
+    """An ICC profile of RGB pixels that is not sRGB (its red primary moved, as Adobe RGB's or Display P3's is): it
+    must be carried as it is. `space` puts another colour space in its header (bytes 16 to 20)."""
+    profile = bytearray(ImageCms.ImageCmsProfile(ImageCms.createProfile("sRGB")).tobytes())
+    tag = profile.index(b"rXYZ")
+    red = int.from_bytes(profile[tag + 4 : tag + 8], "big") + 8  # the tag's data, after its type and reserved bytes
+    profile[red : red + 4] = (int.from_bytes(profile[red : red + 4], "big") + 2000).to_bytes(4, "big")
+    profile[16:20] = space
+    return bytes(profile)
 
 
 def test_heic_and_avif_from_phones_are_read_as_photos(tmp_path):
@@ -63,6 +73,15 @@ def test_exif_and_icc_survive_a_round_trip_and_can_be_stripped(tmp_path, fmt):
     write_photo(tmp_path / f"bare.{fmt}", photo.rgb, photo, WriteOptions(fmt, strip_metadata=True))
     with Image.open(tmp_path / f"bare.{fmt}") as out:
         assert 0x010F not in out.getexif() and not out.info.get("icc_profile")
+
+
+def test_a_profile_that_does_not_describe_the_pixels_written_is_left_out(tmp_path):
+    pixels = photo_pixels()
+    Image.fromarray(pixels).convert("CMYK").save(tmp_path / "print.jpg", icc_profile=wide_rgb_profile(b"CMYK"))
+    assert read_photo(tmp_path / "print.jpg").icc is None  # written as RGB it had kept its CMYK profile: invalid
+    gray = wide_rgb_profile(b"GRAY")  # once: a profile made a second later has another date in its header
+    Image.fromarray(pixels[:, :, 0]).save(tmp_path / "gray.png", icc_profile=gray)
+    assert read_photo(tmp_path / "gray.png").icc == gray  # grayscale is written grayscale
 
 
 def test_jpeg_and_webp_quality_is_the_users_choice():
