@@ -31,6 +31,11 @@ from deblur.photo16 import encode_png16, is_deep_colour, read_deep_colour, write
 # own, lower limit (`deblur.serve.limits`) bounds what strangers can make it hold in memory.
 DEFAULT_MAX_PIXELS = 200_000_000
 HEIF_SUFFIXES = {".heic", ".heif"}
+# Cameras' RAW files: sensor data to develop, not photos. Many are TIFFs whose first image is a small preview,
+# which Pillow reads: deblurred, it came back as a thumbnail.
+RAW_SUFFIXES = {".dng", ".cr2", ".cr3", ".crw", ".nef", ".nrw", ".arw", ".srf", ".sr2", ".orf", ".rw2", ".raf"}
+RAW_SUFFIXES |= {".pef", ".srw", ".rwl", ".3fr", ".iiq", ".x3f", ".erf", ".kdc", ".dcr", ".mrw", ".mos"}
+RAW_ADVICE = "deblur reads developed photos: export a 16-bit TIFF, PNG or JPEG from your RAW developer and deblur that"
 READ_SUFFIXES = {".png", ".jpg", ".jpeg", ".bmp", ".webp", ".tif", ".tiff", ".gif", ".heic", ".heif", ".avif"}
 WriteFormat = Literal["png", "jpg", "webp", "bmp", "tiff"]
 WRITE_FORMATS = dict(zip(get_args(WriteFormat), ("PNG", "JPEG", "WEBP", "BMP", "TIFF"), strict=True))  # Pillow's names
@@ -154,6 +159,9 @@ def _is_empty(source: Path | BinaryIO) -> bool:
 def _opened(source: Path | BinaryIO, name: str, max_pixels: int) -> Iterator[Image.Image]:
     # Pillow's own guard is replaced by this one, which names the file and the setting. Opening reads only the
     # header, so an oversized image is refused before any of it is decoded.
+    suffix = Path(name).suffix.lower()
+    if suffix in RAW_SUFFIXES:
+        raise NotAnImageError(f"{name}: a camera RAW file ({suffix}); {RAW_ADVICE}")
     heif = _register_plugins()
     Image.MAX_IMAGE_PIXELS = None
     try:
@@ -372,7 +380,7 @@ def to_uint8(rgb: np.ndarray, rows: int = 256) -> np.ndarray:
 def is_photo(path: Path) -> bool:
     """True for a photo's suffix, or a header Pillow recognises as an image it reads: never a clip, even where
     FFmpeg would open it as one frame (a HEIC photo once became a one-frame video)."""
-    if path.suffix.lower() in READ_SUFFIXES:
+    if path.suffix.lower() in READ_SUFFIXES | RAW_SUFFIXES:  # RAW: refused as a photo (a CR3 opens as a clip)
         return True
     _register_plugins()
     try:

@@ -20,6 +20,8 @@ from deblur.errors import DeblurError, NothingFoundError, OutputExistsError, Set
 from deblur.files import check_folder
 from deblur.imageio import (
     DEFAULT_MAX_PIXELS,
+    RAW_ADVICE,
+    RAW_SUFFIXES,
     READ_SUFFIXES,
     ImageReadError,
     find_images,
@@ -64,6 +66,7 @@ class PredictReport:
     clips: list[ClipReport] = field(default_factory=list)  # what each written clip took
     skipped: list[Path] = field(default_factory=list)  # outputs already there, whole (a finished earlier run's)
     flattened: list[Path] = field(default_factory=list)  # photos whose transparency the format could not keep
+    raw: list[Path] = field(default_factory=list)  # cameras' RAW files in the folders, left out (`InputPlan.raw`)
 
 
 @dataclass(frozen=True)
@@ -84,6 +87,7 @@ class InputPlan:
     done: list[Input] = field(default_factory=list)  # outputs already there, whole: skipped unless overwrite
     missing: list[Path] = field(default_factory=list)
     max_pixels: int = DEFAULT_MAX_PIXELS  # larger images and frames are refused, from their header
+    raw: list[Path] = field(default_factory=list)  # cameras' RAW files in the folders given, left out
 
 
 def input_kind(path: Path) -> str:
@@ -139,11 +143,14 @@ def plan_inputs(
     given = [Path(item) for item in inputs]
     check_output_folder(write.out, given)
     found = find_images(given, suffixes=MEDIA_SUFFIXES, skip=Path(write.out))
-    if given and all(path.is_dir() for path in given) and not found:
+    folders = [path for path in given if path.is_dir()]
+    raw = [path for path, _ in find_images(folders, suffixes=RAW_SUFFIXES, skip=Path(write.out))]
+    if given and len(folders) == len(given) and not found:
         kinds = " ".join(sorted(MEDIA_SUFFIXES))
-        folders = ", ".join(str(path) for path in given)
-        raise NothingFoundError(f"no photos or clips in {folders} (searched all its folders for {kinds})")
-    plan = InputPlan(missing=[path for path, _ in found if not path.exists()], max_pixels=max_pixels)
+        where = ", ".join(str(path) for path in given)
+        held = f"; it holds {len(raw)} camera RAW file(s): {RAW_ADVICE}" if raw else ""
+        raise NothingFoundError(f"no photos or clips in {where} (searched all its folders for {kinds}){held}")
+    plan = InputPlan(missing=[path for path, _ in found if not path.exists()], max_pixels=max_pixels, raw=raw)
     kinds = [(path, name, input_kind(path)) for path, name in found if path.exists()]
     outputs = output_paths(
         kinds, Path(write.out), write.fmt, keep_extension=write.keep_extension, codec=write.encoding.codec
@@ -233,7 +240,7 @@ def predict_files(
     """Deblur every input `plan` has to do into its output. A file that fails (missing ones among them) is
     reported in the result and the others go on; outputs already there are counted as skipped."""
     write = write or WriteSettings()
-    report = PredictReport(deblurrer.model_file)
+    report = PredictReport(deblurrer.model_file, raw=list(plan.raw))
     report.failed = [(path, ImageReadError(f"{path}: no such file")) for path in plan.missing]
     report.skipped = [item.target for item in plan.done]
     if progress and plan.todo:  # no bar at all when every input was missing

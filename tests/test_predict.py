@@ -126,6 +126,25 @@ def test_transparency_flattened_by_the_format_is_said(tmp_path):
     assert "1 photo(s) had transparency, which jpg cannot hold: flattened onto white" in result.output
 
 
+def test_camera_raw_files_are_refused_by_name_and_said_to_be_left_out_of_folders(tmp_path, monkeypatch):
+    model = save_model(tmp_path / "identity")
+    shots = tmp_path / "card"
+    shots.mkdir()
+    Image.fromarray(noise((16, 24, 3))).save(shots / "a.jpg")
+    # A DNG is a TIFF whose first image is a small preview: Pillow read it, and it came back a thumbnail
+    Image.fromarray(noise((8, 12, 3))).save(shots / "b.dng", format="TIFF")
+    result = runner.invoke(app, ["predict", str(shots), "--model", str(model), "--out", str(tmp_path / "out")])
+    assert result.exit_code == 0, result.output
+    assert f"left out 1 camera RAW file(s) in the folders ({shots / 'b.dng'}): deblur reads developed" in result.output
+    assert sorted(path.name for path in (tmp_path / "out").iterdir()) == ["a.png"]
+    result = runner.invoke(app, ["predict", str(shots / "b.dng"), "--model", str(model), "--out", str(tmp_path / "x")])
+    assert result.exit_code == 1 and "b.dng: a camera RAW file (.dng); deblur reads developed photos" in result.output
+    (shots / "a.jpg").unlink()
+    model_never_loads(monkeypatch)
+    result = runner.invoke(app, ["predict", str(shots), "--out", str(tmp_path / "out")])
+    assert result.exit_code == 1 and "; it holds 1 camera RAW file(s): deblur reads developed photos" in result.output
+
+
 def test_a_photo_bar_says_what_runs_before_its_first_model_call():
     from deblur.cli.predict import ProgressBars
 
