@@ -77,6 +77,18 @@ def test_an_hdr_clip_keeps_its_colour_primaries_and_transfer_and_says_it_is_8_bi
     assert facts(tmp_path / "out" / "phone.mp4")["colour"] == (9, 18)
 
 
+def test_a_clip_with_transparency_is_said_to_lose_it(model, tmp_path):
+    with av.open(str(tmp_path / "title.mov"), "w") as out:  # PNG frames with alpha in MOV, as editors export titles
+        video = out.add_stream("png", rate=24)
+        video.width, video.height, video.pix_fmt = 32, 24, "rgba"
+        for index in range(2):
+            out.mux(video.encode(av.VideoFrame.from_ndarray(np.full((24, 32, 4), 60 * index + 40, np.uint8), "rgba")))
+        out.mux(video.encode())
+    result = predict(tmp_path / "title.mov", "--model", model, "--out", tmp_path / "out", quiet=False)
+    assert result.exit_code == 0, result.output
+    assert "its transparency (alpha) is left out: written opaque" in result.output  # had been dropped unsaid
+
+
 def test_a_clips_timecode_and_attachments_are_kept_and_a_data_stream_said_left_out(model, tmp_path):
     make_clip(tmp_path / "camera.mov", frames=3, audio=False, timecode="01:00:00;00", fps=30)
     make_clip(tmp_path / "styled.mkv", frames=3, audio=False, attachment=b"font bytes")

@@ -48,6 +48,7 @@ class Clip:
     # carried to the output: an HDR clip (BT.2020 with PQ or HLG) written without them plays washed out and grey.
     primaries: int = 2
     transfer: int = 2
+    alpha: bool = False  # its frames carry transparency (ProRes 4444, PNG in MOV, VP9 in WebM), which is not kept
 
     @property
     def megapixels(self) -> float:
@@ -136,6 +137,8 @@ def probe_clip(path: Path, *, max_pixels: int = DEFAULT_MAX_PIXELS, name: str | 
             subtitles=len(container.streams.subtitles),
             primaries=int(first.color_primaries),
             transfer=int(first.color_trc),
+            # FFmpeg's own VP9 decoder leaves WebM's alpha layer undecoded: only the stream's tag tells of it
+            alpha=any(part.is_alpha for part in first.format.components) or stream.metadata.get("alpha_mode") == "1",
         )
 
 

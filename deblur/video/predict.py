@@ -86,6 +86,8 @@ def deblur_clip(
     notes = []
     if pixel_format(clip.width, clip.height, options.encoding.codec) == "yuv444p":
         notes.append(f"{clip.width}x{clip.height} has an odd side: written with 4:4:4 chroma to keep its size")
+    if clip.alpha:
+        notes.append("its transparency (alpha) is left out: written opaque, it shows what its clear parts hid")
     if clip.transfer in HDR_TRANSFERS:
         notes.append(
             f"an HDR clip ({HDR_TRANSFERS[clip.transfer]}): deblurred and written in 8 bits, tagged as HDR as it came "
