@@ -462,9 +462,9 @@ def _coerce(hint: Any, value: Any, key: str) -> Any:
         elif isinstance(value, str):  # YAML 1.1 reads 1e-4 (no dot) as a string
             with contextlib.suppress(ValueError):
                 number = float(value)
-        if number is not None and not math.isfinite(number):  # nan passes every "> 0" check, and trains NaN weights
-            raise ConfigError(f"{key} must be a finite number, got {value!r}")
         if number is not None:
+            if not math.isfinite(number):  # nan passes every "> 0" check, and trains NaN weights
+                raise ConfigError(f"{key} must be a finite number, got {value!r}")
             return number
     elif hint is str and isinstance(value, (str, int, float)) and not isinstance(value, bool):
         return str(value)

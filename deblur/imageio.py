@@ -2,12 +2,11 @@
 
 In: any format Pillow reads (JPEG, PNG, BMP, WebP, TIFF, GIF, and HEIC/HEIF and AVIF as phones save them, through
 pillow-heif and Pillow's AVIF plugin), EXIF orientation applied, grayscale / RGBA / 16-bit (and 32-bit grayscale on
-its own scale) handled; an animation or a TIFF of several pages is refused by name, as is a JPEG far shorter than its
-pixels. The model sees HWC RGB
-float32 in [0, 1]. Out: the same kind of image as came in: grayscale stays grayscale, alpha is kept unchanged
-(flattened onto white where the format has none), 16 bits stay 16 bits in PNG and TIFF (`deblur.photo16` for
-colour), and the photo's EXIF (its orientation reset, the pixels being turned) and ICC profile go with it unless
-stripped.
+its own scale) handled; an animation, a TIFF of several pages and a camera's RAW file are refused by name, as is a
+JPEG far shorter than its pixels. The model sees HWC RGB float32 in [0, 1]. Out: the same kind of image as came in:
+grayscale stays grayscale, alpha is kept unchanged (flattened onto white where the format has none), 16 bits stay 16
+bits in PNG and TIFF (`deblur.photo16` for colour), and the photo's EXIF (its orientation reset, the pixels being
+turned) and ICC profile (where it describes the pixels written) go with it unless stripped.
 """
 
 from __future__ import annotations
