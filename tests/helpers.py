@@ -72,11 +72,13 @@ def make_clip(
     colour: tuple[int, int] | None = None,
     timecode: str | None = None,
     attachment: bytes | None = None,
+    pixel_aspect: tuple[int, int] | None = None,
 ):
     """A small real clip made with PyAV: a textured picture panning a pixel a frame (H.264 by default), with
     `pts` in 1/90000 s for a variable frame rate, a second of stereo AAC, a display rotation if asked, (MKV only)
     a SubRip subtitle track, a key frame every `gop` frames, `colour` tags (FFmpeg's codes for the colour
-    primaries and transfer function), a start `timecode` and (MKV only) a font `attachment` if given."""
+    primaries and transfer function), a start `timecode`, (MKV only) a font `attachment` and a non-square
+    `pixel_aspect` (width, height) if given."""
     import fractions
 
     import av
@@ -94,6 +96,8 @@ def make_clip(
         video.time_base = fractions.Fraction(1, 90000)
         if colour:
             video.codec_context.color_primaries, video.codec_context.color_trc = colour
+        if pixel_aspect:
+            video.codec_context.sample_aspect_ratio = fractions.Fraction(*pixel_aspect)
         if timecode:
             video.metadata["timecode"] = timecode  # MOV and MP4 write a timecode track from it
         if attachment:

@@ -5,6 +5,7 @@ import os
 import subprocess
 import sys
 import textwrap
+from fractions import Fraction
 
 import av
 import numpy as np
@@ -37,6 +38,7 @@ def facts(path):
             "time_base": video.time_base,
             "rotation": frames[0].rotation,
             "colour": (frames[0].color_primaries, frames[0].color_trc),
+            "pixel_aspect": video.sample_aspect_ratio,
             "streams": [stream.type for stream in container.streams],
         }
     if "audio" in summary["streams"]:
@@ -75,6 +77,15 @@ def test_an_hdr_clip_keeps_its_colour_primaries_and_transfer_and_says_it_is_8_bi
     assert result.exit_code == 0, result.output
     assert "an HDR clip (HLG): deblurred and written in 8 bits, tagged as HDR as it came" in result.output
     assert facts(tmp_path / "out" / "phone.mp4")["colour"] == (9, 18)
+
+
+@pytest.mark.parametrize("codec", ["h264", "vp9"])
+def test_an_anamorphic_clip_keeps_its_pixel_aspect(model, tmp_path, codec):
+    # HDV's 1440x1080 is shown at 16:9 by its 4:3 pixels: written square, it had played squeezed
+    source = make_clip(tmp_path / "hdv.mp4", frames=2, audio=False, pixel_aspect=(4, 3))
+    result = predict(source, "--model", model, "--out", tmp_path / "out", "--codec", codec)
+    assert result.exit_code == 0, result.output
+    assert facts(tmp_path / "out" / "hdv.mp4")["pixel_aspect"] == Fraction(4, 3)  # VP9's from the container alone
 
 
 def test_a_clip_with_transparency_is_said_to_lose_it(model, tmp_path):

@@ -49,6 +49,9 @@ class Clip:
     primaries: int = 2
     transfer: int = 2
     alpha: bool = False  # its frames carry transparency (ProRes 4444, PNG in MOV, VP9 in WebM), which is not kept
+    # The width of a pixel against its height where it is not square (None: square): anamorphic video (HDV's
+    # 1440x1080 shown at 16:9, DV's 720x480) is shown stretched by it, and written without it plays squeezed.
+    pixel_aspect: Fraction | None = None
 
     @property
     def megapixels(self) -> float:
@@ -139,7 +142,12 @@ def probe_clip(path: Path, *, max_pixels: int = DEFAULT_MAX_PIXELS, name: str | 
             transfer=int(first.color_trc),
             # FFmpeg's own VP9 decoder leaves WebM's alpha layer undecoded: only the stream's tag tells of it
             alpha=any(part.is_alpha for part in first.format.components) or stream.metadata.get("alpha_mode") == "1",
+            pixel_aspect=_non_square(stream.sample_aspect_ratio or codec.sample_aspect_ratio),
         )
+
+
+def _non_square(aspect: Fraction | None) -> Fraction | None:
+    return Fraction(aspect) if aspect and aspect != 1 else None
 
 
 def read_frames(clip: Clip, first: int = 0, stop: int | None = None, times: list[int] | None = None) -> Iterator[Frame]:

@@ -91,6 +91,8 @@ class SegmentWriter:
         self._stream.width, self._stream.height = clip.width, clip.height
         self._stream.pix_fmt = pixel_format(clip.width, clip.height, encoding.codec)
         tag_stream(self._stream, clip.primaries, clip.transfer)
+        if clip.pixel_aspect:
+            self._stream.codec_context.sample_aspect_ratio = clip.pixel_aspect
         self._stream.time_base = clip.time_base
         self._stream.codec_context.time_base = clip.time_base
         if clip.rotation:
@@ -151,6 +153,8 @@ def _join(
         try:
             with av.open(str(segments[0])) as first:
                 video = _copy_of(out, first.streams.video[0])
+            if clip.pixel_aspect:  # in MP4's and MOV's pasp box too: VP9's and AV1's frames cannot say it
+                video.codec_context.sample_aspect_ratio = clip.pixel_aspect
             supported = out.supported_codecs
             carried = []  # (input stream, output stream, whether it is re-encoded)
             for stream in [*source.streams.audio, *source.streams.subtitles]:
