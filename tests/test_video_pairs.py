@@ -63,6 +63,13 @@ def test_a_low_frame_rate_warns_of_ghosts(tmp_path):
     assert report.warnings and report.fps == 30
 
 
+def test_an_hdr_clip_warns_that_its_pairs_are_not_photos(tmp_path):
+    clip = make_clip(tmp_path / "phone.mp4", frames=30, fps=120, audio=False, colour=(9, 18))
+    messages = []
+    pairs_from_video(clip, tmp_path / "pairs", progress=False, log=messages.append)
+    assert any(m.startswith("warning: an HDR clip (HLG): its frames are averaged as if") for m in messages)
+
+
 def test_an_existing_folder_is_never_written_into(tmp_path):
     clip = make_clip(tmp_path / "clip.mp4", frames=14, fps=240, audio=False)
     (tmp_path / "pairs").mkdir()

@@ -27,6 +27,7 @@ from deblur.errors import OutputExistsError, SettingError
 from deblur.files import atomic_dir, check_outside, check_parent
 from deblur.imageio import find_images, is_photo, read_photo
 from deblur.video.clips import VideoReadError, probe_clip, read_frames
+from deblur.video.pixels import HDR_TRANSFERS
 
 GAMMA = 2.2  # GOPRO's inverse camera response
 HIGH_FRAME_RATE = 120  # below this, consecutive frames are too far apart to average into blur
@@ -83,20 +84,27 @@ class VideoPairsReport:
         return "\n".join(lines)
 
 
-def frames_from(source: Path, *, fps: float | None = None) -> tuple[Iterator[np.ndarray], float | None, int | None]:
-    """uint8 HWC RGB frames of a clip, or of a folder of frames in name order; with the frame rate (the clip's,
-    or `fps` for a folder) and the count where known."""
+@dataclass
+class FrameSource:
+    frames: Iterator[np.ndarray]  # uint8 HWC RGB
+    rate: float | None  # frames per second: the clip's, or --fps for a folder
+    count: int | None  # where known
+    hdr: str | None = None  # the clip's HDR transfer function (`deblur.video.pixels.HDR_TRANSFERS`), if any
+
+
+def frames_from(source: Path, *, fps: float | None = None) -> FrameSource:
+    """The frames of a clip, or of a folder of frames in name order."""
     if source.is_dir():
         paths = [path for path, _ in find_images([source])]
         if not paths:
             raise VideoReadError(f"{source}: no frames (images) in this folder")
-        return _folder_frames(paths), fps, len(paths)
+        return FrameSource(_folder_frames(paths), fps, len(paths))
     if is_photo(source):
         # FFmpeg would open it as a clip of one frame, and the error would speak of motion
         raise VideoReadError(f"{source}: a photo, not a clip: give a slow-motion clip, or a folder of its frames")
     clip = probe_clip(source)
     frames = (np.round(frame.rgb * 255).astype(np.uint8) for frame in read_frames(clip))
-    return frames, (fps or float(clip.rate)), clip.frames
+    return FrameSource(frames, fps or float(clip.rate), clip.frames, HDR_TRANSFERS.get(clip.transfer))
 
 
 def _folder_frames(paths: list[Path]) -> Iterator[np.ndarray]:
@@ -135,8 +143,14 @@ def pairs_from_video(
     if not source.exists():
         raise VideoReadError(f"{source}: no such file or folder")
     check_outside(out, source, ("out",))
-    frames, rate, count = frames_from(source, fps=fps)
+    found = frames_from(source, fps=fps)
+    frames, rate, count = found.frames, found.rate, found.count
     report = VideoPairsReport(out, rate)
+    if found.hdr:
+        report.warnings.append(
+            f"an HDR clip ({found.hdr}): its frames are averaged as if their values were sRGB's, which they are "
+            "not, and the pairs keep its HDR values, which photos do not have; record in SDR for training pairs"
+        )
     if rate is None:
         report.warnings.append("the frame rate is unknown (give --fps): it cannot be checked")
     elif rate < HIGH_FRAME_RATE:
