@@ -42,6 +42,9 @@ DEFAULT_QUALITY = 95  # JPEG and WebP: visually lossless for a photo, a third of
 ALPHA_FORMATS = ("png", "webp", "tiff")
 METADATA_FORMATS = ("png", "jpg", "webp", "tiff")  # EXIF and ICC profiles; BMP holds neither
 ORIENTATION = 0x0112  # the EXIF tag
+# The longest side each output format holds (WebP's sizes are 14 bits; libjpeg takes 65500): a panorama over it had
+# been deblurred in full, then failed to encode on a traceback that stopped every input after it.
+MAX_SIDES = {"webp": 16383, "jpg": 65500}
 
 
 class ImageReadError(DeblurError, ValueError):
@@ -58,6 +61,10 @@ class ImageTooLargeError(ImageReadError):
 
 class TruncatedImageError(ImageReadError):
     """The file ends long before its pixels do: its header promises more than its data can hold."""
+
+
+class FormatLimitError(ImageReadError):
+    """The image is larger than the output format holds (`MAX_SIDES`)."""
 
 
 class AnimationError(ImageReadError):
@@ -328,6 +335,15 @@ def encode_photo(rgb: np.ndarray, like: Photo, options: WriteOptions | str = "pn
     extra = {"quality": options.quality} if options.fmt in ("jpg", "webp") else {}
     _to_image(rgb, like, options.fmt).save(buffer, format=WRITE_FORMATS[options.fmt], **extra, **metadata)
     return buffer.getvalue()
+
+
+def check_format_holds(width: int, height: int, fmt: str, name: str) -> None:
+    """Raise FormatLimitError, naming `name`, where `fmt` cannot hold a `width` x `height` image."""
+    most = MAX_SIDES.get(fmt)
+    if most and max(width, height) > most:
+        raise FormatLimitError(
+            f"{name}: {width}x{height} is more than {fmt} holds ({most} px a side): choose another format (png, tiff)"
+        )
 
 
 def flattens_alpha(like: Photo, fmt: str) -> bool:

@@ -145,6 +145,17 @@ def test_camera_raw_files_are_refused_by_name_and_said_to_be_left_out_of_folders
     assert result.exit_code == 1 and "; it holds 1 camera RAW file(s): deblur reads developed photos" in result.output
 
 
+def test_a_photo_longer_than_the_format_holds_fails_alone_before_it_is_deblurred(tmp_path):
+    model = save_model(tmp_path / "identity")
+    Image.fromarray(noise((6, 8200, 3))).save(tmp_path / "strip.png")  # 16400 wide beside itself
+    Image.fromarray(noise((16, 16, 3))).save(tmp_path / "small.png")
+    args = ["predict", str(tmp_path / "strip.png"), str(tmp_path / "small.png"), "--model", str(model)]
+    result = runner.invoke(app, [*args, "--out", str(tmp_path / "out"), "--format", "webp", "--side-by-side"])
+    assert result.exit_code == 1  # it had deblurred the strip, then ended every input on WebP's traceback
+    assert "strip.png: 16400x6 is more than webp holds (16383 px a side): choose another format" in result.output
+    assert sorted(path.name for path in (tmp_path / "out").iterdir()) == ["small.webp", "small_side_by_side.webp"]
+
+
 def test_a_photo_bar_says_what_runs_before_its_first_model_call():
     from deblur.cli.predict import ProgressBars
 

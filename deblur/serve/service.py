@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from deblur.imageio import decode_photo, encode_photo, peek_photo
+from deblur.imageio import check_format_holds, decode_photo, encode_photo, peek_photo
 from deblur.inference import Deblurrer
 from deblur.min_side import check_min_side
 from deblur.serve.limits import Limits
@@ -69,6 +69,7 @@ class DeblurService:
         None is the server's."""
         started = time.perf_counter()
         photo = decode_photo(io.BytesIO(data), name, max_pixels=self.limits.max_pixels)
+        check_format_holds(photo.rgb.shape[1], photo.rgb.shape[0], fmt, name)
         restored = self.deblurrer(photo.rgb, ensemble=ensemble, strength=strength, method=method)
         body = encode_photo(restored, photo, fmt)
         height, width = photo.rgb.shape[:2]
