@@ -12,12 +12,14 @@ messages before absl::InitializeLog()", "oneDNN custom operations are on", "Coul
 "failed call to cuInit" on a machine without a GPU, and so on, twice or more per command. They read like
 failures and are not. `hide_native_noise` routes descriptor 2 through a filter that drops those lines only; Python's
 own `sys.stderr` (progress bars, tracebacks, the CLI's errors) is moved to a copy of the real descriptor first, so
-it never passes through the filter.
+it never passes through the filter. TensorFlow's Python warning that a function "triggered tf.function retracing"
+is dropped too: predict traces once for each new size of photo, which is expected.
 """
 
 from __future__ import annotations
 
 import atexit
+import logging
 import os
 import re
 import sys
@@ -54,10 +56,21 @@ def is_noise(line: str) -> bool:
     return bool(NOISE.search(line))
 
 
+class _NoRetracingWarning(logging.Filter):
+    """TensorFlow's "N out of the last M calls to <function ...> triggered tf.function retracing" warning: Keras
+    traces its predict function once for each new size of image, and photos come in every size. Each trace is
+    expected, and the paragraph of advice about loops and tensors was printed among a folder's results."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return "triggered tf.function retracing" not in record.getMessage()
+
+
 def hide_native_noise() -> None:
-    """Filter TensorFlow's start-up lines out of this process's descriptor 2 (call once, before importing it)."""
+    """Filter TensorFlow's start-up lines out of this process's descriptor 2 (call once, before importing it), and
+    its retracing warning out of its Python log."""
     if os.environ.get("DEBLUR_NATIVE_LOGS"):  # to see everything, as it was
         return
+    logging.getLogger("tensorflow").addFilter(_NoRetracingWarning())
     try:
         sys.stderr.flush()
         real = os.dup(2)

@@ -48,6 +48,23 @@ def test_filter_drops_noise_and_keeps_the_rest_written_natively():
     ]
 
 
+def test_tensorflows_retracing_warning_is_dropped_and_its_other_warnings_kept():
+    # printed once a folder's photos had met the model at six sizes, with a paragraph of advice on loops
+    program = textwrap.dedent(
+        """
+        import logging
+        from deblur.console import hide_native_noise
+        hide_native_noise()
+        log = logging.getLogger("tensorflow")
+        log.warning("5 out of the last 6 calls to <function f> triggered tf.function retracing. Tracing is ...")
+        log.warning("a warning that means something")
+        """
+    )
+    result = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    assert result.stderr.splitlines() == ["a warning that means something"]
+
+
 @pytest.mark.slow
 def test_a_command_prints_no_start_up_noise(tmp_path):
     env = {k: v for k, v in os.environ.items() if k != "TF_CPP_MIN_LOG_LEVEL"}  # as a user has it: unset
