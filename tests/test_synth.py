@@ -119,6 +119,17 @@ def test_a_bad_photo_writes_nothing_and_names_it(tmp_path):
     assert not out.exists() and not list(tmp_path.glob(".pairs*"))
 
 
+def test_camera_raw_files_are_said_to_be_left_out(tmp_path):
+    src = make_photos(tmp_path / "photos", names=("camera",))
+    Image.new("RGB", (64, 48)).save(src / "IMG_1.dng", format="TIFF")  # found nowhere before, without a word
+    result = runner.invoke(app, ["data", "synth", "--src", str(src), "--out", str(tmp_path / "pairs"), "-q"])
+    assert result.exit_code == 0, result.output
+    assert f"left out 1 camera RAW file(s) ({src / 'IMG_1.dng'}): deblur reads developed photos" in result.output
+    (src / "camera.png").unlink()
+    result = runner.invoke(app, ["data", "synth", "--src", str(src), "--out", str(tmp_path / "again"), "-q"])
+    assert result.exit_code == 1 and "; it holds 1 camera RAW file(s)" in result.output
+
+
 def test_existing_out_is_refused(tmp_path):
     src = make_photos(tmp_path / "photos", names=("camera",))
     (tmp_path / "pairs").mkdir()
