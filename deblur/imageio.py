@@ -337,6 +337,12 @@ def encode_photo(rgb: np.ndarray, like: Photo, options: WriteOptions | str = "pn
     return buffer.getvalue()
 
 
+def raw_files(paths: list[Path]) -> str:
+    """What a folder's camera RAW files are told: how many, the first few, and what to do with them."""
+    named = ", ".join(str(path) for path in paths[:3]) + (", ..." if len(paths) > 3 else "")
+    return f"{len(paths)} camera RAW file(s) ({named}): {RAW_ADVICE}"
+
+
 def check_format_holds(width: int, height: int, fmt: str, name: str) -> None:
     """Raise FormatLimitError, naming `name`, where `fmt` cannot hold a `width` x `height` image."""
     most = MAX_SIDES.get(fmt)

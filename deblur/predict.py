@@ -20,7 +20,6 @@ from deblur.errors import DeblurError, NothingFoundError, OutputExistsError, Set
 from deblur.files import check_folder
 from deblur.imageio import (
     DEFAULT_MAX_PIXELS,
-    RAW_ADVICE,
     RAW_SUFFIXES,
     READ_SUFFIXES,
     ImageReadError,
@@ -28,6 +27,7 @@ from deblur.imageio import (
     find_images,
     flattens_alpha,
     is_photo,
+    raw_files,
     read_photo,
     write_photo,
 )
@@ -149,7 +149,7 @@ def plan_inputs(
     if given and len(folders) == len(given) and not found:
         kinds = " ".join(sorted(MEDIA_SUFFIXES))
         where = ", ".join(str(path) for path in given)
-        held = f"; it holds {len(raw)} camera RAW file(s): {RAW_ADVICE}" if raw else ""
+        held = f"; it holds {raw_files(raw)}" if raw else ""
         raise NothingFoundError(f"no photos or clips in {where} (searched all its folders for {kinds}){held}")
     plan = InputPlan(missing=[path for path, _ in found if not path.exists()], max_pixels=max_pixels, raw=raw)
     kinds = [(path, name, input_kind(path)) for path, name in found if path.exists()]

@@ -135,14 +135,14 @@ def test_camera_raw_files_are_refused_by_name_and_said_to_be_left_out_of_folders
     Image.fromarray(noise((8, 12, 3))).save(shots / "b.dng", format="TIFF")
     result = runner.invoke(app, ["predict", str(shots), "--model", str(model), "--out", str(tmp_path / "out")])
     assert result.exit_code == 0, result.output
-    assert f"left out 1 camera RAW file(s) in the folders ({shots / 'b.dng'}): deblur reads developed" in result.output
+    assert f"left out 1 camera RAW file(s) ({shots / 'b.dng'}): deblur reads developed photos" in result.output
     assert sorted(path.name for path in (tmp_path / "out").iterdir()) == ["a.png"]
     result = runner.invoke(app, ["predict", str(shots / "b.dng"), "--model", str(model), "--out", str(tmp_path / "x")])
     assert result.exit_code == 1 and "b.dng: a camera RAW file (.dng); deblur reads developed photos" in result.output
     (shots / "a.jpg").unlink()
     model_never_loads(monkeypatch)
     result = runner.invoke(app, ["predict", str(shots), "--out", str(tmp_path / "out")])
-    assert result.exit_code == 1 and "; it holds 1 camera RAW file(s): deblur reads developed photos" in result.output
+    assert result.exit_code == 1 and f"it holds 1 camera RAW file(s) ({shots / 'b.dng'}): deblur" in result.output
 
 
 def test_a_photo_longer_than_the_format_holds_fails_alone_before_it_is_deblurred(tmp_path):

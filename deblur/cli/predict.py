@@ -22,7 +22,7 @@ from deblur.cli.common import (
 )
 from deblur.config import InferencePrecision
 from deblur.console import progress_bar
-from deblur.imageio import DEFAULT_MAX_PIXELS, DEFAULT_QUALITY, RAW_ADVICE, WriteFormat
+from deblur.imageio import DEFAULT_MAX_PIXELS, DEFAULT_QUALITY, WriteFormat, raw_files
 from deblur.runtime import DEFAULT_RUNTIME, RUNTIME_HELP, Runtime
 from deblur.scale import ENGINE_HELP, Engine
 from deblur.settings import (
@@ -205,8 +205,7 @@ def print_report(report, write: WriteSettings, log) -> bool:
         for note in clip.notes:  # notes: not under --quiet, as the engine's run keeps its own
             log(f"  {note}")
     if report.raw:  # a camera's RAW + JPEG pairs: the JPEGs are deblurred, and the RAW files said to be left
-        named = ", ".join(str(path) for path in report.raw[:3]) + (", ..." if len(report.raw) > 3 else "")
-        typer.echo(f"left out {len(report.raw)} camera RAW file(s) in the folders ({named}): {RAW_ADVICE}")
+        typer.echo(f"left out {raw_files(report.raw)}")
     for _, error in report.failed:
         typer.secho(f"failed: {user_message(error)}", fg=typer.colors.RED, err=True)
     if report.skipped:

@@ -30,7 +30,7 @@ from deblur.data.pairs import DatasetError, problem_listing
 from deblur.data.writer import write_pairs
 from deblur.errors import SettingError
 from deblur.files import atomic_dir, check_outside, check_parent
-from deblur.imageio import RAW_ADVICE, RAW_SUFFIXES, ImageReadError, find_images, peek_photo, read_photo
+from deblur.imageio import RAW_SUFFIXES, ImageReadError, find_images, peek_photo, raw_files, read_photo
 
 
 @dataclass
@@ -72,12 +72,11 @@ def synthesize_pairs(
         raise SettingError(f"val_fraction must be in [0, 1); got {val_fraction}", settings=("val_fraction",))
     photos = [path for path, _ in find_images([src])]
     raw = [path for path, _ in find_images([src], suffixes=RAW_SUFFIXES)]
-    left = f"{len(raw)} camera RAW file(s) ({raw[0]}{', ...' if len(raw) > 1 else ''}): {RAW_ADVICE}" if raw else ""
     if not photos:
-        held = f"; it holds {left}" if raw else ""
+        held = f"; it holds {raw_files(raw)}" if raw else ""
         raise DatasetError(f"no photos under {src} (JPEG, PNG, BMP, WebP or TIFF){held}")
     if raw:  # a camera's RAW + JPEG pairs: the JPEGs are used
-        log(f"left out {left}")
+        log(f"left out {raw_files(raw)}")
     names = _sequence_names(src, photos)
     order = np.random.default_rng(synth.photo_seed).permutation(len(photos))
     held_out = round(len(photos) * val_fraction) if len(photos) > 1 else 0
