@@ -23,7 +23,6 @@ from deblur.imageio import (
     RAW_SUFFIXES,
     READ_SUFFIXES,
     ImageReadError,
-    check_format_holds,
     find_images,
     flattens_alpha,
     is_photo,
@@ -294,7 +293,7 @@ def predict_one(
     photo = read_photo(item.source, max_pixels=max_pixels)
     height, width = photo.rgb.shape[:2]
     check_min_side(width, height, str(item.source))
-    check_format_holds(width * (2 if write.side_by_side else 1), height, write.fmt, str(item.source))
+    write.check_holds(width, height, str(item.source))
     waiting = ESTIMATING if progress and deblurrer.estimates_shake() else None
     on_tiles = progress.image(item.source.name, deblurrer.calls(height, width), waiting) if progress else None
     restored = deblurrer(photo.rgb, on_tiles)

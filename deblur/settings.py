@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from deblur.errors import SettingError
-from deblur.imageio import DEFAULT_MAX_PIXELS, DEFAULT_QUALITY, WriteOptions
+from deblur.imageio import DEFAULT_MAX_PIXELS, DEFAULT_QUALITY, WriteOptions, check_format_holds
 from deblur.paths import ModelChoice
 from deblur.runtime import DEFAULT_RUNTIME
 from deblur.shake.tries import ESTIMATES
@@ -74,6 +74,11 @@ class WriteSettings:
     @property
     def photo(self) -> WriteOptions:
         return WriteOptions(self.fmt, self.quality, self.strip_metadata)
+
+    def check_holds(self, width: int, height: int, name: str) -> None:
+        """Refuse (FormatLimitError) a `width` x `height` photo whose outputs `fmt` cannot hold: its side-by-side
+        is twice as wide."""
+        check_format_holds(width * (2 if self.side_by_side else 1), height, self.fmt, name)
 
 
 @dataclass(frozen=True)

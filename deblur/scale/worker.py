@@ -17,7 +17,7 @@ import numpy as np
 from deblur.console import hide_native_noise
 from deblur.errors import DeblurError, full_disk_message
 from deblur.files import full_disk_named
-from deblur.imageio import check_format_holds, decode_photo, encode_photo
+from deblur.imageio import decode_photo, encode_photo
 from deblur.min_side import check_min_side
 from deblur.scale import storage
 from deblur.scale.plan import PHOTO, Task
@@ -110,7 +110,7 @@ class DeblurWorker:
         )
         height, width = photo.rgb.shape[:2]
         check_min_side(width, height, task.source)
-        check_format_holds(width * (2 if write.side_by_side else 1), height, write.fmt, task.source)
+        write.check_holds(width, height, task.source)
         restored = self.deblurrer(photo.rgb)
         if write.side_by_side:
             base, mark, query = task.target.partition("?")
