@@ -169,7 +169,8 @@ def _join(
                     report.reencoded.append(f"{label} -> aac ({why})")
                 else:
                     report.dropped.append(f"{label}: {target.suffix} cannot hold {codec} subtitles (.mkv keeps them)")
-            timecode = _timecode(source)
+            picture = picture_stream(source)
+            timecode = _timecode([picture, *source.streams.data])
             if timecode:  # MOV and MP4 rewrite their timecode track from it, counting frames at the stream's rate
                 video.metadata["timecode"] = timecode
                 video.codec_context.framerate = clip.rate  # the segments' is their time base's, 12288 a second
@@ -184,7 +185,6 @@ def _join(
                     report.copied.append(label)
                 else:
                     report.dropped.append(f"{label}: {target.suffix} cannot hold attachments (.mkv keeps them)")
-            picture = picture_stream(source)
             for stream in source.streams.video:
                 if stream.index != picture.index:  # a cover picture, or a second angle: only the video is deblurred
                     cover = stream.disposition & av.stream.Disposition.attached_pic
@@ -205,12 +205,9 @@ def _join(
     return report
 
 
-def _timecode(source) -> str | None:
+def _timecode(streams: list) -> str | None:
     """The clip's start timecode (a camera's HH:MM:SS:FF), where its video stream or a timecode track says one."""
-    for stream in [picture_stream(source), *source.streams.data]:
-        if stream is not None and stream.metadata.get("timecode"):
-            return stream.metadata["timecode"]
-    return None
+    return next((stream.metadata["timecode"] for stream in streams if stream.metadata.get("timecode")), None)
 
 
 def _named(stream) -> tuple[str, str]:
