@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import io
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -337,7 +337,7 @@ def encode_photo(rgb: np.ndarray, like: Photo, options: WriteOptions | str = "pn
     return buffer.getvalue()
 
 
-def raw_files(paths: list[Path]) -> str:
+def raw_files(paths: Sequence[str | Path]) -> str:
     """What a folder's camera RAW files are told: how many, the first few, and what to do with them."""
     named = ", ".join(str(path) for path in paths[:3]) + (", ..." if len(paths) > 3 else "")
     return f"{len(paths)} camera RAW file(s) ({named}): {RAW_ADVICE}"

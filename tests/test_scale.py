@@ -59,6 +59,7 @@ def test_a_folder_with_a_corrupt_photo_gives_plain_predicts_outputs_a_dead_lette
     inputs = photos(tmp_path / "in", 3)
     (inputs / "nested").mkdir()
     Image.open(inputs / "photo0.png").save(inputs / "nested" / "photo0.jpg")
+    Image.open(inputs / "photo0.png").save(inputs / "nested" / "photo0.dng", format="TIFF")  # a camera's RAW
     (inputs / "broken.jpg").write_bytes(b"\xff\xd8 not really a jpeg")
     from test_shake import shaken
 
@@ -84,6 +85,7 @@ def test_a_folder_with_a_corrupt_photo_gives_plain_predicts_outputs_a_dead_lette
     assert "6 done, 0 skipped, 1 failed" in scaled.output
     for result, out in ((plain, tmp_path / "plain"), (scaled, tmp_path / "scaled")):  # each says where they went
         assert f"wrote {out / 'shaken.png'}\n" in result.output and f"outputs in {out}" in result.output
+        assert f"left out 1 camera RAW file(s) ({inputs / 'nested' / 'photo0.dng'})" in result.output
 
     # A re-run that tries the broken one again and fails it again is tests/test_scale_storage.py's (a Ray run each);
     # mended, nothing is left to do and no Ray starts.
@@ -254,6 +256,36 @@ def test_folders_without_photos_or_clips_fail_on_the_engine_too(tmp_path):
         app, ["predict", str(tmp_path / "empty"), "--engine", "ray", "--out", str(tmp_path / "o")]
     )
     assert result.exit_code == 1 and f"no photos or clips in {tmp_path / 'empty'}" in result.output
+    assert not (tmp_path / "o").exists()
+
+
+def test_the_plan_leaves_a_folders_raw_files_out_says_so_and_says_a_clips_notes(tmp_path):
+    from deblur.scale.plan import plan_inputs
+    from deblur.settings import WriteSettings
+
+    shots = photos(tmp_path / "in", 1)
+    Image.open(shots / "photo0.png").save(shots / "photo0.dng", format="TIFF")  # a RAW beside its JPEG, as cameras do
+    make_clip(shots / "hlg.mp4", frames=4, colour=(9, 18), audio=False)
+    said = []
+    plan = plan_inputs([str(shots)], WriteSettings(out=str(tmp_path / "out")), 10**8, lambda: {}, said.append)
+    assert plan.raw == [str(shots / "photo0.dng")] and [task.source for task in plan.tasks] == [
+        str(shots / "hlg.mp4"),
+        str(shots / "photo0.png"),
+    ]
+    assert said == [
+        f"{shots / 'hlg.mp4'}: an HDR clip (HLG): deblurred and written in 8 bits, tagged as HDR as it came "
+        "so that players show its colours; smooth gradients may band"
+    ]
+    # named itself, a RAW file is a task, which the worker refuses by name as plain predict does
+    named = plan_inputs([str(shots / "photo0.dng")], WriteSettings(out=str(tmp_path / "out")), 10**8, dict, print)
+    assert named.raw == [] and [task.source for task in named.tasks] == [str(shots / "photo0.dng")]
+
+
+def test_a_folder_of_raw_files_only_says_what_it_holds_on_the_engine_too(tmp_path):
+    (tmp_path / "card").mkdir()
+    Image.fromarray(np.zeros((8, 12, 3), np.uint8)).save(tmp_path / "card" / "a.dng", format="TIFF")
+    result = predict(tmp_path / "card", "--engine", "ray", "--out", tmp_path / "o")
+    assert result.exit_code == 1 and f"it holds 1 camera RAW file(s) ({tmp_path / 'card' / 'a.dng'})" in result.output
     assert not (tmp_path / "o").exists()
 
 

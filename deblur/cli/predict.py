@@ -220,6 +220,8 @@ def print_scaled(scaled, out: str) -> bool:
         typer.echo(f"wrote {location}")
     for _, reason in scaled.failed:
         typer.secho(f"failed: {reason}", fg=typer.colors.RED, err=True)
+    if scaled.raw:
+        typer.echo(f"left out {raw_files(scaled.raw)}")
     if scaled.failed_list:
         typer.echo(f"failed inputs listed in {scaled.failed_list}")
     if scaled.skipped:

@@ -10,12 +10,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from deblur.errors import DeblurError, SettingError
-from deblur.imageio import READ_SUFFIXES
+from deblur.imageio import RAW_SUFFIXES, READ_SUFFIXES
 from deblur.predict import check_output_folder, input_kind, output_paths
 from deblur.scale import storage
 from deblur.settings import WriteSettings
 from deblur.video.clips import VIDEO_SUFFIXES, Clip, frame_times, frames_per_segment, probe_clip
-from deblur.video.predict import VideoOptions, clip_job, finished_segments, work_folder
+from deblur.video.predict import VideoOptions, clip_job, clip_notes, finished_segments, work_folder
 
 PHOTO, SEGMENT = "photo", "segment"
 
@@ -44,6 +44,7 @@ class Plan:
     skipped: list[str] = field(default_factory=list)  # outputs already there, whole
     failed: list[tuple[str, str]] = field(default_factory=list)  # (input, reason), found before any work
     clips: list[ClipPlan] = field(default_factory=list)
+    raw: list[str] = field(default_factory=list)  # cameras' RAW files in the folders given, left out
 
 
 def plan_inputs(
@@ -63,7 +64,11 @@ def plan_inputs(
     plan = Plan()
     local, remote = [], []
     for location in inputs:
-        found = storage.list_files(location, READ_SUFFIXES | VIDEO_SUFFIXES, skip=local_out)
+        found = storage.list_files(location, READ_SUFFIXES | VIDEO_SUFFIXES | RAW_SUFFIXES, skip=local_out)
+        # A RAW file in a folder is left out (a camera's RAW + JPEG pairs); one named itself is refused by name.
+        if _is_folder(location, found):
+            plan.raw += [source for source, name in found if _is_raw(name)]
+            found = [(source, name) for source, name in found if not _is_raw(name)]
         (remote if storage.is_url(location) else local).extend(found)
     for source, _ in local:
         if not Path(source).exists():
@@ -110,6 +115,8 @@ def _plan_clip(
     except DeblurError as err:
         plan.failed.append((source, str(err)))
         return
+    for note in clip_notes(clip, write.encoding):  # as plain predict says them after the clip's line
+        log(f"{source}: {note}")
     per_segment = frames_per_segment(clip, video.segment_seconds)
     frames = len(times) if times else clip.frames if clip.counted else None
     if not frames:
@@ -126,3 +133,14 @@ def _plan_clip(
             first = index * per_segment
             plan.tasks.append(Task(SEGMENT, source, str(segment), first, min(first + per_segment, frames)))
     plan.clips.append(ClipPlan(clip, Path(target), segments))
+
+
+def _is_raw(name: str) -> bool:
+    return Path(name).suffix.lower() in RAW_SUFFIXES
+
+
+def _is_folder(location: str, found: list[tuple[str, str]]) -> bool:
+    """Whether `location` was searched as a folder (`storage.list_files` returns a file's own location)."""
+    if storage.is_url(location):
+        return any(source != location for source, _ in found)
+    return Path(location).is_dir()

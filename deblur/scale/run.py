@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from deblur.errors import FULL_DISK, DeblurError, NothingFoundError, SettingError, full_disk_message
+from deblur.imageio import raw_files
 from deblur.scale import ENGINES, FAILED_LIST, default_workers, storage
 from deblur.scale.plan import PHOTO, plan_inputs
 from deblur.scale.worker import NO_ROOM, NOT_STARTED, OK, SKIPPED, UNUSABLE, WorkerNotStarted, WorkerSettings
@@ -40,6 +41,7 @@ class ScaleReport:
     frames: int = 0  # of clips, this run
     stopped: str | None = None  # a full disk, in the CLI's words: the tasks after it were not done
     left: int = 0  # inputs a stopped job did not get to
+    raw: list[str] = field(default_factory=list)  # cameras' RAW files in the folders given, left out
 
     @property
     def summary(self) -> str:
@@ -84,8 +86,9 @@ def predict_at_scale(
 
     plan = plan_inputs(inputs, settings.write, settings.read.max_pixels, identity, log)
     if not (plan.tasks or plan.skipped or plan.failed):
-        raise NothingFoundError(f"no photos or clips in {', '.join(inputs)} (searched all its folders)")
-    report = ScaleReport(skipped=plan.skipped, failed=list(plan.failed), workers=workers)
+        held = f"; it holds {raw_files(plan.raw)}" if plan.raw else ""
+        raise NothingFoundError(f"no photos or clips in {', '.join(inputs)} (searched all its folders){held}")
+    report = ScaleReport(skipped=plan.skipped, failed=list(plan.failed), workers=workers, raw=plan.raw)
     log(f"{len(plan.tasks)} tasks for {run.engine} ({workers} workers), {len(plan.skipped)} outputs already there")
     if plan.clips and central.get("note"):
         log(central["note"])  # how clips go under this method, once for them all (plain predict says it per clip)

@@ -83,16 +83,7 @@ def deblur_clip(
     that cannot be used raises VideoReadError naming it (`name`, default its path); nothing is then left for it."""
     started = time.perf_counter()
     clip = probe_clip(source, max_pixels=options.max_pixels, name=name)
-    notes = []
-    if pixel_format(clip.width, clip.height, options.encoding.codec) == "yuv444p":
-        notes.append(f"{clip.width}x{clip.height} has an odd side: written with 4:4:4 chroma to keep its size")
-    if clip.alpha:
-        notes.append("its transparency (alpha) is left out: written opaque, it shows what its clear parts hid")
-    if clip.transfer in HDR_TRANSFERS:
-        notes.append(
-            f"an HDR clip ({HDR_TRANSFERS[clip.transfer]}): deblurred and written in 8 bits, tagged as HDR as it came "
-            "so that players show its colours; smooth gradients may band"
-        )
+    notes = clip_notes(clip, options.encoding)
     if deblurrer.method != "network":
         deblurrer, note = deblurrer.for_clips()
         notes += [note] if note else []
@@ -134,6 +125,21 @@ def deblur_clip(
     shutil.rmtree(work, ignore_errors=True)
     resumed = min(len(done) * per_segment, frames)
     return ClipReport(source, target, frames, resumed, time.perf_counter() - started, streams, notes)
+
+
+def clip_notes(clip: Clip, encoding: Encoding) -> list[str]:
+    """What the output will not be as the clip came, known from its probe (the frames may add a size change)."""
+    notes = []
+    if pixel_format(clip.width, clip.height, encoding.codec) == "yuv444p":
+        notes.append(f"{clip.width}x{clip.height} has an odd side: written with 4:4:4 chroma to keep its size")
+    if clip.alpha:
+        notes.append("its transparency (alpha) is left out: written opaque, it shows what its clear parts hid")
+    if clip.transfer in HDR_TRANSFERS:
+        notes.append(
+            f"an HDR clip ({HDR_TRANSFERS[clip.transfer]}): deblurred and written in 8 bits, tagged as HDR as it came "
+            "so that players show its colours; smooth gradients may band"
+        )
+    return notes
 
 
 def _size_change(frame: Frame, clip: Clip) -> str:
