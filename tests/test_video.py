@@ -1,6 +1,7 @@
 """`deblur predict` on clips: what comes back intact, resuming after an interruption, and bad input."""
 
 import errno
+import json
 import os
 import subprocess
 import sys
@@ -307,7 +308,23 @@ def test_other_settings_start_over(model, tmp_path):
     messages = []
     stronger = load_deblurrer(model, strength=0.5)
     report = deblur_clip(source, target, stronger, options, log=messages.append)
-    assert report.resumed_frames == 0 and any("starting over" in m for m in messages)
+    assert report.resumed_frames == 0 and any("other settings; starting over" in m for m in messages)
+
+
+def test_segments_an_earlier_version_made_are_not_joined_with_new_ones(model, tmp_path):
+    source = make_clip(tmp_path / "clip.mp4", frames=6, fps=10)
+    target = tmp_path / "out" / "clip.mp4"
+    options = VideoOptions(segment_seconds=0.3)
+    deblurrer = load_deblurrer(model)
+    with pytest.raises(KeyboardInterrupt):
+        deblur_clip(source, target, Interrupting(deblurrer, calls=1), options, log=lambda _: None)
+    manifest = work_folder(target) / "job.json"
+    job = json.loads(manifest.read_text())
+    del job["segment_format"]  # as the version before segments carried colour and aspect tags wrote it
+    manifest.write_text(json.dumps(job))
+    messages = []
+    report = deblur_clip(source, target, deblurrer, options, log=messages.append)
+    assert report.resumed_frames == 0 and any("another version of deblur; starting over" in m for m in messages)
 
 
 # Segments of the stopping script and of its finishing run: the same, or the run would start over.

@@ -29,6 +29,9 @@ if TYPE_CHECKING:
     from deblur.inference import Deblurrer
 
 SEGMENT_SECONDS = 2.0  # at most this much of the clip is deblurred again after a kill
+# What a segment holds, raised when that changes, so that segments an earlier deblur made are not joined with the
+# new ones (2: colour and pixel-aspect tags, which the join takes from the first segment).
+SEGMENT_FORMAT = 2
 
 
 class ClipProgress(Protocol):
@@ -230,6 +233,7 @@ def clip_job(clip: Clip, identity: dict, options: VideoOptions, per_segment: int
         "model": identity,
         "encoding": asdict(options.encoding),
         "frames_per_segment": per_segment,
+        "segment_format": SEGMENT_FORMAT,
     }
 
 
@@ -238,15 +242,17 @@ def finished_segments(work: Path, job: dict, log: Callable[[str], None]) -> set[
     manifest = work / "job.json"
     if work.is_dir():
         try:
-            same = json.loads(manifest.read_text()) == job
+            before = json.loads(manifest.read_text())
         except (OSError, ValueError):
-            same = False
-        if same:
+            before = None
+        if before == job:
             done = {path for path in work.iterdir() if path.name[:5].isdigit() and not path.name.startswith(".")}
             if done:
                 log(f"resuming: {len(done)} finished segment(s) in {work}")
             return done
-        log(f"{work}: made from another clip or with other settings; starting over")
+        earlier = isinstance(before, dict) and before.get("segment_format") != SEGMENT_FORMAT
+        why = "made by another version of deblur" if earlier else "made from another clip or with other settings"
+        log(f"{work}: {why}; starting over")
         shutil.rmtree(work)
     work.mkdir(parents=True)
     atomic_write_text(manifest, json.dumps(job, indent=2) + "\n")
