@@ -1,12 +1,13 @@
 """Reading and writing photos as people have them, for inference.
 
 In: any format Pillow reads (JPEG, PNG, BMP, WebP, TIFF, GIF, and HEIC/HEIF and AVIF as phones save them, through
-pillow-heif and Pillow's AVIF plugin), EXIF orientation applied, grayscale / RGBA / 16-bit (and 32-bit grayscale on
-its own scale) handled; an animation, a TIFF of several pages and a camera's RAW file are refused by name, as is a
-JPEG far shorter than its pixels. The model sees HWC RGB float32 in [0, 1]. Out: the same kind of image as came in:
-grayscale stays grayscale, alpha is kept unchanged (flattened onto white where the format has none), 16 bits stay 16
-bits in PNG and TIFF (`deblur.photo16` for colour), and the photo's EXIF (its orientation reset, the pixels being
-turned) and ICC profile (where it describes the pixels written) go with it unless stripped.
+pillow-heif and Pillow's AVIF plugin), and floating-point TIFFs; EXIF orientation applied, grayscale / RGBA / 16-bit
+(and 32-bit grayscale on its own scale, floats with 1.0 as white) handled; an animation, a TIFF of several pages and
+a camera's RAW file are refused by name, as is a JPEG far shorter than its pixels. The model sees HWC RGB float32 in
+[0, 1]. Out: the same kind of image as came in: grayscale stays grayscale, alpha is kept unchanged (flattened onto
+white where the format has none), 16 bits stay 16 bits in PNG and TIFF (`deblur.photo16` for colour), and the
+photo's EXIF (its orientation reset, the pixels being turned) and ICC profile (where it describes the pixels
+written) go with it unless stripped.
 """
 
 from __future__ import annotations
@@ -24,7 +25,17 @@ from PIL import Image, ImageOps, UnidentifiedImageError
 
 from deblur.errors import DeblurError, SettingError
 from deblur.files import atomic_path
-from deblur.photo16 import encode_png16, is_deep_colour, read_deep_colour, write_tiff16
+from deblur.photo16 import (
+    GRAY,
+    RGB,
+    FloatTiff,
+    encode_png16,
+    float_tiff,
+    is_deep_colour,
+    read_deep_colour,
+    read_float_tiff,
+    write_tiff16,
+)
 
 # A decompression-bomb guard for files on the user's own disk: 200 MP is far above any camera's photo. The server's
 # own, lower limit (`deblur.serve.limits`) bounds what strangers can make it hold in memory.
@@ -106,6 +117,8 @@ def read_photo(path: str | Path, *, max_pixels: int = DEFAULT_MAX_PIXELS) -> Pho
 def decode_photo(source: Path | BinaryIO, name: str, *, max_pixels: int = DEFAULT_MAX_PIXELS) -> Photo:
     """A photo from a file or a binary stream; `name` is what errors call it."""
     try:
+        if floats := _float_tiff(source, name, max_pixels):
+            return _float_photo(source, floats, name)
         with _opened(source, name, max_pixels) as image:
             deep = _deep_colour(source)
             turned = ImageOps.exif_transpose(image)
@@ -138,6 +151,8 @@ def _fitting_profile(icc: bytes | None, grayscale: bool) -> bytes | None:
 
 def peek_photo(source: Path | BinaryIO, name: str, *, max_pixels: int = DEFAULT_MAX_PIXELS) -> tuple[int, int]:
     """(width, height) from the header alone, with the checks `decode_photo` makes before decoding."""
+    if floats := _float_tiff(source, name, max_pixels):
+        return floats.width, floats.height
     with _opened(source, name, max_pixels) as image:
         return image.size
 
@@ -181,23 +196,64 @@ def _opened(source: Path | BinaryIO, name: str, max_pixels: int) -> Iterator[Ima
     except (OSError, SyntaxError, ValueError) as err:
         raise ImageReadError(f"{name}: not a readable image ({err})") from None
     with image:
-        if image.width * image.height > max_pixels:
-            raise ImageTooLargeError(
-                f"{name}: {image.width}x{image.height} = {image.width * image.height:,} pixels, over the "
-                f"limit of {max_pixels:,} (max_pixels) that guards against decompression bombs"
-            )
+        _check_pixels(image.width, image.height, name, max_pixels)
         _check_jpeg_length(source, image, name)
         if getattr(image, "n_frames", 1) > 1 and image.format == "TIFF":
-            raise AnimationError(
-                f"{name}: a TIFF of {image.n_frames} pages; deblur takes one photo a file, so that none is left out "
-                "unseen: split it first (for example tiffsplit, or magick in.tif page-%d.png) and deblur the pages"
-            )
+            _refuse_pages(image.n_frames, name)
         if getattr(image, "is_animated", False) and image.format in ("GIF", "PNG", "WEBP"):
             raise AnimationError(
                 f"{name}: an animation of {image.n_frames} frames; deblur takes still photos and video clips: make "
                 "it a clip first (for example ffmpeg -i animation.gif clip.mp4) and deblur that"
             )
         yield image
+
+
+def _check_pixels(width: int, height: int, name: str, max_pixels: int) -> None:
+    if width * height > max_pixels:
+        raise ImageTooLargeError(
+            f"{name}: {width}x{height} = {width * height:,} pixels, over the limit of {max_pixels:,} (max_pixels) "
+            "that guards against decompression bombs"
+        )
+
+
+def _refuse_pages(pages: int, name: str) -> None:
+    raise AnimationError(
+        f"{name}: a TIFF of {pages} pages; deblur takes one photo a file, so that none is left out unseen: split it "
+        "first (for example tiffsplit, or magick in.tif page-%d.png) and deblur the pages"
+    )
+
+
+def _float_tiff(source: Path | BinaryIO, name: str, max_pixels: int) -> FloatTiff | None:
+    """A floating-point TIFF, which Pillow cannot open in colour (nor at 16 bits), checked as `_opened` checks
+    what Pillow opens; None for any other file."""
+    if Path(name).suffix.lower() in RAW_SUFFIXES:  # many RAW files are TIFFs: `_opened` refuses them by name
+        return None
+    with _bytes_of(source) as file:
+        head = file.read(8)
+    floats = float_tiff(_rewound(source), head)
+    _rewound(source)
+    if floats is None:
+        return None
+    _check_pixels(floats.width, floats.height, name, max_pixels)
+    if floats.pages > 1:
+        _refuse_pages(floats.pages, name)
+    if (floats.photometric, floats.channels) not in {(GRAY, 1), (GRAY, 2), (RGB, 3), (RGB, 4)}:
+        raise ImageReadError(
+            f"{name}: a floating-point TIFF of {floats.channels} channel(s) in photometric {floats.photometric}; "
+            "deblur reads float TIFFs in gray or RGB, with or without alpha: save it as one of those"
+        )
+    return floats
+
+
+def _float_photo(source: Path | BinaryIO, floats: FloatTiff, name: str) -> Photo:
+    """A floating-point TIFF as a photo: 1.0 is white, as in RAW developers' float exports; written out as 16 bits."""
+    pixels, orientation, icc = read_float_tiff(_rewound(source))
+    grayscale = floats.channels <= 2
+    kind = f"{floats.bits}-bit float {'grayscale' if grayscale else 'colour'}"
+    values = _on_scale(_turn_like(pixels, orientation), 1.0, kind, name)
+    rgb = np.repeat(values[:, :, :1], 3, axis=-1) if grayscale else values[:, :, :3]
+    alpha = values[:, :, -1] if floats.channels in (2, 4) else None
+    return Photo(np.ascontiguousarray(rgb), alpha, grayscale, True, icc=_fitting_profile(icc, grayscale))
 
 
 # Start-of-frame markers of arithmetic-coded JPEGs, which can hold a flat block in a fraction of a bit.
@@ -286,7 +342,8 @@ DEEP_GRAY_WHITE = {"I;16": 65535.0, "I;16B": 65535.0, "I;16L": 65535.0, "I": 655
 
 def _to_photo(image: Image.Image, name: str, **metadata: bytes | None) -> Photo:
     if image.mode in DEEP_GRAY_WHITE:
-        gray = _deep_gray(np.asarray(image, dtype=np.float32), DEEP_GRAY_WHITE[image.mode], image.mode, name)
+        kind = f"32-bit {'float' if image.mode == 'F' else 'integer'} grayscale"
+        gray = _on_scale(np.asarray(image, dtype=np.float32), DEEP_GRAY_WHITE[image.mode], kind, name)
         return Photo(np.repeat(gray[:, :, None], 3, axis=-1), None, True, True, **metadata)
     alpha = None
     if image.mode in ("RGBA", "LA", "PA") or (image.mode == "P" and "transparency" in image.info):
@@ -297,18 +354,17 @@ def _to_photo(image: Image.Image, name: str, **metadata: bytes | None) -> Photo:
     return Photo(rgb, alpha, grayscale, False, **metadata)
 
 
-def _deep_gray(values: np.ndarray, white: float, mode: str, name: str) -> np.ndarray:
-    """Grayscale values from black (0) to `white` as [0, 1]. Values outside that range are refused rather than
-    clipped: a 32-bit file scaled otherwise (an HDR float, integers over 16 bits) would come out nearly black or
-    white, written as if all were well."""
-    kind = "float" if mode == "F" else "integer"
+def _on_scale(values: np.ndarray, white: float, kind: str, name: str) -> np.ndarray:
+    """Values from black (0) to `white` as [0, 1]; `kind` says what the image is ("32-bit float grayscale"). Values
+    outside that range are refused rather than clipped: a file scaled otherwise (an HDR float, integers over 16
+    bits) would come out nearly black or white, written as if all were well."""
     if not np.isfinite(values).all():
-        raise ImageReadError(f"{name}: a 32-bit {kind} grayscale image holding NaN or infinite values")
+        raise ImageReadError(f"{name}: a {kind} image holding NaN or infinite values")
     low, high = float(values.min()), float(values.max())
     if low < 0.0 or high > white:
         raise ImageReadError(
-            f"{name}: a 32-bit {kind} grayscale image with values from {low:g} to {high:g}; deblur reads them as 0 "
-            f"(black) to {white:g} (white): scale it into that range first (or save it as 8 or 16 bits)"
+            f"{name}: a {kind} image with values from {low:g} to {high:g}; deblur reads them as 0 (black) to "
+            f"{white:g} (white): scale it into that range first (or save it as 8 or 16 bits)"
         )
     return values / white
 

@@ -1,4 +1,6 @@
-"""16-bit colour photos, which Pillow reads and writes only as 8-bit (Pillow 13: a 48-bit PNG opens as "RGB").
+"""16-bit colour photos, which Pillow reads and writes only as 8-bit (Pillow 13: a 48-bit PNG opens as "RGB"), and
+floating-point TIFFs (as RAW developers export them: darktable's 16 and 32-bit float), which Pillow reads only as
+32-bit grayscale.
 
 PNG goes through FFmpeg's PNG codec (PyAV, already deblur's video library), TIFF through tifffile (scikit-image's).
 A written PNG gets the photo's ICC profile and EXIF as iCCP and eXIf chunks, written here from the PNG
@@ -9,12 +11,31 @@ from __future__ import annotations
 
 import struct
 import zlib
+from dataclasses import dataclass
 from pathlib import Path
+from typing import BinaryIO
 
 import numpy as np
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+TIFF_SIGNATURES = (b"II*\x00", b"MM\x00*", b"II+\x00", b"MM\x00+")  # little and big-endian; TIFF and BigTIFF
 ICC_TAG = 34675  # TIFF's InterColorProfile
+ORIENTATION_TAG = 274
+SEPARATE_PLANES = 2  # TIFF's PlanarConfiguration: a plane per channel (RRR...GGG...BBB) instead of RGBRGB...
+FLOATS = 3  # TIFF's SampleFormat for IEEE floating point
+GRAY, RGB = 1, 2  # TIFF's PhotometricInterpretation: BlackIsZero, RGB
+
+
+@dataclass(frozen=True)
+class FloatTiff:
+    """A floating-point TIFF's first page, from its tags."""
+
+    width: int
+    height: int
+    channels: int  # 1 gray, 2 gray and alpha, 3 RGB, 4 RGBA
+    bits: int  # 16, 32 or 64
+    pages: int
+    photometric: int
 
 
 def is_deep_colour(path: Path, head: bytes) -> bool:
@@ -27,7 +48,8 @@ def is_deep_colour(path: Path, head: bytes) -> bool:
 
         with tifffile.TiffFile(path) as tiff:
             page = tiff.pages[0]
-            return page.bitspersample == 16 and page.samplesperpixel in (3, 4) and page.photometric == 2
+            integers = page.sampleformat != FLOATS  # a 16-bit float TIFF is `float_tiff`'s
+            return integers and page.bitspersample == 16 and page.samplesperpixel in (3, 4) and page.photometric == RGB
     return False
 
 
@@ -40,10 +62,47 @@ def read_deep_colour(path: Path) -> np.ndarray:
             frame = next(container.decode(video=0))
             alpha = "a" in frame.format.name.replace("gbr", "")
             return frame.to_ndarray(format="rgba64le" if alpha else "rgb48le")
+    return _first_page(path)[0]
+
+
+def float_tiff(source: Path | BinaryIO, head: bytes) -> FloatTiff | None:
+    """The first page's description where the file is a floating-point TIFF; None for any other file."""
+    if head[:4] not in TIFF_SIGNATURES:
+        return None
     import tifffile
 
-    pixels = tifffile.imread(path)
-    return pixels[0] if pixels.ndim == 4 else pixels
+    try:
+        with tifffile.TiffFile(source) as tiff:
+            page = tiff.pages[0]
+            if page.sampleformat != FLOATS:
+                return None
+            size = (page.imagewidth, page.imagelength, page.samplesperpixel, page.bitspersample)
+            return FloatTiff(*size, pages=len(tiff.pages), photometric=int(page.photometric))
+    except (tifffile.TiffFileError, ValueError, IndexError):
+        return None  # Pillow's reading then says what is wrong with it
+
+
+def read_float_tiff(source: Path | BinaryIO) -> tuple[np.ndarray, int, bytes | None]:
+    """A floating-point TIFF's first page as HWC float32 (1 to 4 channels), its EXIF orientation tag (1: upright)
+    and its ICC profile."""
+    pixels, page_tags = _first_page(source)
+    pixels = pixels.astype(np.float32)
+    orientation = page_tags.get(ORIENTATION_TAG)
+    icc = page_tags.get(ICC_TAG)
+    return pixels if pixels.ndim == 3 else pixels[:, :, None], int(orientation or 1), bytes(icc) if icc else None
+
+
+def _first_page(source: Path | BinaryIO) -> tuple[np.ndarray, dict]:
+    """A TIFF's first page, HWC whichever way its channels are stored (a plane per channel had been read as an
+    image 3 pixels high), and its tags' values."""
+    import tifffile
+
+    with tifffile.TiffFile(source) as tiff:
+        page = tiff.pages[0]
+        pixels = page.asarray()
+        if page.planarconfig == SEPARATE_PLANES and page.samplesperpixel > 1:
+            pixels = np.moveaxis(pixels, 0, -1)
+        return pixels, {tag.code: tag.value for tag in page.tags.values()}
 
 
 def encode_png16(pixels: np.ndarray, icc: bytes | None = None, exif: bytes | None = None) -> bytes:

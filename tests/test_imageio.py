@@ -9,6 +9,7 @@ from PIL import Image, ImageCms
 from deblur.imageio import (
     AnimationError,
     ImageReadError,
+    ImageTooLargeError,
     NotAnImageError,
     TruncatedImageError,
     WriteOptions,
@@ -115,6 +116,58 @@ def test_sixteen_bit_colour_stays_sixteen_bit_in_png_and_tiff(tmp_path):
     np.testing.assert_array_equal(tifffile.imread(tmp_path / "out.tif"), deep)
     write_photo(tmp_path / "out.jpg", photo.rgb, photo, WriteOptions("jpg"))  # JPEG has 8 bits: no error
     assert Image.open(tmp_path / "out.jpg").mode == "RGB"
+
+
+def test_a_sixteen_bit_tiff_stored_a_plane_per_channel_is_read_as_its_pixels(tmp_path):
+    import tifffile
+
+    deep = (np.random.default_rng(0).random((20, 30, 3)) * 65535).astype(np.uint16)
+    tifffile.imwrite(tmp_path / "planes.tif", deep.transpose(2, 0, 1), photometric="rgb", planarconfig="separate")
+    photo = read_photo(tmp_path / "planes.tif")  # it had been read as an image 3 pixels high
+    np.testing.assert_allclose(photo.rgb * 65535, deep, atol=0.5)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16])
+def test_float_tiffs_as_raw_developers_export_them_are_read_with_1_as_white_and_written_at_16_bits(tmp_path, dtype):
+    import av
+    import tifffile
+
+    rng = np.random.default_rng(0)
+    rgb = rng.random((20, 30, 3)).astype(dtype)
+    _, icc = exif_and_icc()
+    # darktable's float export: RGB, 1.0 white; turned by its orientation tag (6: 90 degrees clockwise to view)
+    tifffile.imwrite(tmp_path / "dev.tif", rgb, photometric="rgb", extratags=[(274, "H", 1, 6, True)])
+    tifffile.imwrite(tmp_path / "icc.tif", rgb, photometric="rgb", extratags=[(34675, "B", len(icc), icc, True)])
+    photo = read_photo(tmp_path / "dev.tif")  # Pillow cannot open it: "not a readable image"
+    assert photo.sixteen_bit and not photo.grayscale and photo.alpha is None
+    np.testing.assert_allclose(photo.rgb, np.rot90(rgb.astype(np.float32), -1), atol=1e-6)
+    assert read_photo(tmp_path / "icc.tif").icc == icc
+    with open(tmp_path / "icc.tif", "rb") as stream:  # as the server reads an upload
+        np.testing.assert_allclose(decode_photo(stream, "icc.tif").rgb, rgb.astype(np.float32), atol=1e-6)
+    write_photo(tmp_path / "out.png", photo.rgb, photo, WriteOptions("png"))
+    with av.open(str(tmp_path / "out.png")) as container:
+        written = next(container.decode(video=0)).to_ndarray(format="rgb48le")
+    np.testing.assert_allclose(written / 65535, photo.rgb, atol=0.5 / 65535)
+
+    rgba = np.dstack([rgb, rng.random((20, 30, 1)).astype(dtype)])
+    tifffile.imwrite(tmp_path / "rgba.tif", rgba, photometric="rgb", extrasamples=[2])
+    photo = read_photo(tmp_path / "rgba.tif")
+    np.testing.assert_allclose(photo.alpha, rgba[:, :, 3].astype(np.float32), atol=1e-6)
+    tifffile.imwrite(tmp_path / "gray.tif", rgb[:, :, 0])
+    photo = read_photo(tmp_path / "gray.tif")
+    assert photo.grayscale and photo.sixteen_bit
+    np.testing.assert_allclose(photo.rgb[:, :, 2], rgb[:, :, 0].astype(np.float32), atol=1e-6)
+    tifffile.imwrite(tmp_path / "planes.tif", rgb.transpose(2, 0, 1), photometric="rgb", planarconfig="separate")
+    np.testing.assert_allclose(read_photo(tmp_path / "planes.tif").rgb, rgb.astype(np.float32), atol=1e-6)
+
+    tifffile.imwrite(tmp_path / "hdr.tif", rgb * 4, photometric="rgb")
+    with pytest.raises(ImageReadError, match=rf"hdr.tif: a {rgb.itemsize * 8}-bit float colour image with values "):
+        read_photo(tmp_path / "hdr.tif")
+    tifffile.imwrite(tmp_path / "pages.tif", np.stack([rgb, rgb]), photometric="rgb")
+    with pytest.raises(AnimationError, match=r"pages.tif: a TIFF of 2 pages"):
+        read_photo(tmp_path / "pages.tif")
+    with pytest.raises(ImageTooLargeError, match=r"dev.tif: 30x20 = 600 pixels, over the limit of 500"):
+        read_photo(tmp_path / "dev.tif", max_pixels=500)
 
 
 def test_an_animation_is_refused_by_name(tmp_path):
