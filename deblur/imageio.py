@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import os
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from functools import cache
@@ -472,17 +473,23 @@ def find_images(
 ) -> list[tuple[Path, Path]]:
     """(file, name relative to what was given) for files given and, in folders, recursively, files with one of
     `suffixes` (photos by default), except those under the folder `skip` (the outputs', when it lies inside a
-    folder of inputs: results are not inputs)."""
+    folder of inputs: results are not inputs) and hidden ones: a name or a folder starting with "." (a phone's
+    DCIM/.thumbnails, a Mac's ._ files, a run's .clip.mp4.parts), as a bucket's listing leaves them out too."""
     found = []
     for item in inputs:
         if item.is_dir():
-            skipped = _inside(skip, item)
-            for path in sorted(item.rglob("*")):
-                name = path.relative_to(item)
-                if skipped and name.parts[: len(skipped)] == skipped:
-                    continue
-                if path.is_file() and path.suffix.lower() in suffixes and not path.name.startswith("."):
-                    found.append((path, name))
+            skipped, inside = _inside(skip, item), []
+            for folder, folders, files in os.walk(item):
+                # pruned in place: os.walk then does not descend into them (a .git of many files costs nothing)
+                folders[:] = [name for name in folders if not name.startswith(".")]
+                for file in files:
+                    path = Path(folder, file)
+                    name = path.relative_to(item)
+                    if skipped and name.parts[: len(skipped)] == skipped:
+                        continue
+                    if path.is_file() and path.suffix.lower() in suffixes and not file.startswith("."):
+                        inside.append((path, name))
+            found += sorted(inside)  # one order on every file system, as a bucket's listing
         else:
             found.append((item, Path(item.name)))
     return found

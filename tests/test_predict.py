@@ -82,7 +82,8 @@ def test_results_in_the_photos_folder_are_never_read_as_inputs(tmp_path, monkeyp
     model = save_model(tmp_path / "identity")
     photos = tmp_path / "photos"
     (photos / "day").mkdir(parents=True)
-    for name in ("a.png", "day/b.png"):
+    (photos / ".thumbnails").mkdir()  # as a phone's DCIM holds one: not photos to deblur
+    for name in ("a.png", "day/b.png", ".thumbnails/a.png"):
         Image.fromarray(noise((16, 16, 3))).save(photos / name)
     out = photos / "deblurred"  # as `cd photos; deblur predict .` makes it
     args = ["predict", str(photos), "--model", str(model), "--out", str(out)]
