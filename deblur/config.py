@@ -333,6 +333,27 @@ def yaml_reason(err: yaml.YAMLError) -> str:
     return f"{where}{err.problem or 'cannot be parsed'}{context}"
 
 
+class _UniqueKeysLoader(yaml.SafeLoader):
+    """PyYAML's safe loader, refusing a key given twice in one mapping: PyYAML keeps the last, so a second `train:`
+    section had silently dropped every setting of the first."""
+
+
+def _unique_mapping(loader: _UniqueKeysLoader, node: yaml.MappingNode, deep: bool = False) -> dict:
+    lines: dict[Any, int] = {}
+    for key_node, _ in node.value:
+        key = loader.construct_object(key_node, deep=deep)
+        if not isinstance(key, typing.Hashable):  # construct_mapping refuses it, in PyYAML's words
+            continue
+        if key in lines:
+            problem = f"{key} is given twice (first on line {lines[key]}): the first would be ignored"
+            raise yaml.constructor.ConstructorError(None, None, problem, key_node.start_mark)
+        lines[key] = key_node.start_mark.line + 1
+    return loader.construct_mapping(node, deep=deep)
+
+
+_UniqueKeysLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _unique_mapping)
+
+
 def load_config(path: str | Path | None = None, overrides: list[str] | None = None) -> Config:
     """Load a config file (or a shipped config by name, one of `SHIPPED`) and apply `key=value` overrides.
 
@@ -343,7 +364,7 @@ def load_config(path: str | Path | None = None, overrides: list[str] | None = No
         path = shipped_config_path(str(path or "demo"))
     path = Path(path)
     try:
-        raw = yaml.safe_load(path.read_text()) or {}
+        raw = yaml.load(path.read_text(), Loader=_UniqueKeysLoader) or {}  # a safe loader
     except OSError as err:
         raise ConfigError(f"cannot read config file {path}: {err.strerror}") from None
     except yaml.YAMLError as err:

@@ -100,6 +100,22 @@ def test_a_file_that_is_not_yaml_is_named_with_its_line_on_one_line(tmp_path):
     assert "unicode string" not in said  # PyYAML's own name for what it read
 
 
+def test_a_key_given_twice_is_refused_with_its_lines(tmp_path):
+    # PyYAML keeps the last: the second train section had silently dropped the first's epochs
+    (tmp_path / "twice.yaml").write_text(
+        "train:\n  epochs: 5\ndata:\n  batch_size: 2\ntrain:\n  learning_rate: 0.001\n"
+    )
+    with pytest.raises(ConfigError) as caught:
+        load_config(tmp_path / "twice.yaml")
+    assert str(caught.value) == (
+        f"{tmp_path / 'twice.yaml'} is not valid YAML: line 5, column 1: train is given twice (first on line 1): the "
+        "first would be ignored"
+    )
+    (tmp_path / "inner.yaml").write_text("train:\n  epochs: 5\n  epochs: 6\n")
+    with pytest.raises(ConfigError, match=r"line 3, column 3: epochs is given twice \(first on line 2\)"):
+        load_config(tmp_path / "inner.yaml")
+
+
 def test_a_bad_value_is_blamed_on_whoever_set_it(tmp_path):
     with pytest.raises(ConfigError, match=r"^override 'train.epochs=two': train.epochs must be int"):
         load_config("smoke", ["train.seed=3", "train.epochs=two"])  # not on configs/smoke.yaml
