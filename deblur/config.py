@@ -325,6 +325,10 @@ def shipped_config_path(name: str) -> Path:
 def yaml_reason(err: yaml.YAMLError) -> str:
     """PyYAML's error on one line, where it is (line and column, from 1) and what it found: its own message spans
     lines and calls the file "<unicode string>"."""
+    if isinstance(err, yaml.reader.ReaderError) and err.encoding == "unicode":  # a control character
+        return f"at position {err.position}: character #x{err.character:04x} is not allowed in YAML"
+    if isinstance(err, yaml.reader.ReaderError):  # a byte UTF-8 (or UTF-16 with its BOM) cannot hold
+        return f"at position {err.position}: not {err.encoding.upper()} text ({err.reason}); save it as UTF-8"
     if not isinstance(err, yaml.MarkedYAMLError):
         return str(err).splitlines()[0] if str(err) else type(err).__name__
     mark = err.problem_mark or err.context_mark
@@ -364,7 +368,9 @@ def load_config(path: str | Path | None = None, overrides: list[str] | None = No
         path = shipped_config_path(str(path or "demo"))
     path = Path(path)
     try:
-        raw = yaml.load(path.read_text(), Loader=_UniqueKeysLoader) or {}  # a safe loader
+        # As bytes: PyYAML then reads UTF-16 by its BOM (PowerShell 5's `>` writes it), and names a byte that is
+        # not UTF-8, where decoding it here had ended on UnicodeDecodeError's traceback.
+        raw = yaml.load(path.read_bytes(), Loader=_UniqueKeysLoader) or {}  # a safe loader
     except OSError as err:
         raise ConfigError(f"cannot read config file {path}: {err.strerror}") from None
     except yaml.YAMLError as err:

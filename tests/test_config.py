@@ -100,6 +100,21 @@ def test_a_file_that_is_not_yaml_is_named_with_its_line_on_one_line(tmp_path):
     assert "unicode string" not in said  # PyYAML's own name for what it read
 
 
+def test_a_config_in_utf_16_is_read_and_one_in_another_encoding_is_named(tmp_path):
+    (tmp_path / "windows.yaml").write_text("train:\n  epochs: 2\n", encoding="utf-16")  # as PowerShell 5 writes
+    assert load_config(tmp_path / "windows.yaml").train.epochs == 2
+    (tmp_path / "latin.yaml").write_bytes("train:\n  epochs: 2 # café\n".encode("latin-1"))
+    with pytest.raises(ConfigError) as caught:
+        load_config(tmp_path / "latin.yaml")
+    assert str(caught.value) == (
+        f"{tmp_path / 'latin.yaml'} is not valid YAML: at position 24: not UTF-8 text (invalid continuation byte); "
+        "save it as UTF-8"
+    )
+    (tmp_path / "bell.yaml").write_text("train:\n  epochs: 2\a\n")
+    with pytest.raises(ConfigError, match=r"bell.yaml is not valid YAML: at position 18: character #x0007 is not "):
+        load_config(tmp_path / "bell.yaml")
+
+
 def test_a_key_given_twice_is_refused_with_its_lines(tmp_path):
     # PyYAML keeps the last: the second train section had silently dropped the first's epochs
     (tmp_path / "twice.yaml").write_text(
