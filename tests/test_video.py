@@ -437,7 +437,9 @@ def write_bad_inputs(folder):
         ("empty.mp4", "empty.mp4: no video stream"),
         ("song.m4a", "song.m4a: no video stream (a mov,mp4,m4a,3gp,3g2,mj2 file with a cover picture)"),  # had been
         # deblurred as a clip of one frame, the cover
-        ("truncated.mp4", "truncated.mp4: "),
+        # a recording cut off before the camera wrote its index (moov), last: had been "not a readable video (Invalid
+        # data found when processing input)"
+        ("truncated.mp4", "truncated.mp4: an MP4 or MOV without its index (moov): a recording that was never finished"),
     ],
 )
 def test_bad_clips_get_one_line_and_the_others_go_on(model, tmp_path, name, reason):

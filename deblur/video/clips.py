@@ -98,6 +98,12 @@ def probe_clip(path: Path, *, max_pixels: int = DEFAULT_MAX_PIXELS, name: str | 
     try:
         container = av.open(str(path), metadata_errors="ignore")
     except (av.FFmpegError, OSError, UnicodeDecodeError) as err:
+        if _unfinished_recording(path):
+            raise VideoReadError(
+                f"{name}: an MP4 or MOV without its index (moov): a recording that was never finished (the camera "
+                "stopped or its battery ran out mid-clip) or a copy cut short; tools such as untrunc rebuild the "
+                "index from a good clip of the same camera"
+            ) from None
         raise VideoReadError(f"{name}: not a readable video ({_reason(err)})") from None
     with container:
         stream = picture_stream(container)
@@ -227,6 +233,29 @@ def _time_goes_back(name: str, index: int, pts: int, last: int, time_base: Fract
 
 def frames_per_segment(clip: Clip, seconds: float) -> int:
     return max(1, math.ceil(float(clip.rate) * seconds))
+
+
+def _unfinished_recording(path: Path) -> bool:
+    """Whether the file is an ISO media file (MP4, MOV: an ftyp box first) whose top-level boxes hold media data
+    (mdat) and no moov, the index cameras write last: its frames are there, and nothing says where. (A HEIC or AVIF
+    photo has a top-level meta box in place of a moov.)"""
+    try:
+        with path.open("rb") as file:
+            size = file.seek(0, 2)
+            at, kinds = 0, []
+            while at + 8 <= size and len(kinds) < 1000:
+                file.seek(at)
+                head = file.read(16)
+                length, kind = int.from_bytes(head[:4], "big"), head[4:8]
+                if length == 1 and len(head) == 16:  # a 64-bit size follows the type
+                    length = int.from_bytes(head[8:16], "big")
+                kinds.append(kind)
+                if length < 8:  # 0: the box runs to the end of the file
+                    break
+                at += length
+    except OSError:
+        return False
+    return kinds[:1] == [b"ftyp"] and b"mdat" in kinds and not {b"moov", b"meta"} & set(kinds)
 
 
 def _reason(err: Exception) -> str:
