@@ -44,6 +44,9 @@ def test_flat_layout_matches_nested_names(tmp_path):
 def test_hidden_files_are_ignored(tmp_path):
     make_flat_dataset(tmp_path, count=2)
     (tmp_path / "blur" / ".DS_Store").write_bytes(b"\0junk")
+    deleted = tmp_path / ".Trashes" / "501"  # pairs a Mac moved to its trash on this drive: not data either
+    write_image(deleted / "blur" / "x.png", noise_image(np.random.default_rng(0), 40, 40))
+    write_image(deleted / "sharp" / "y.png", noise_image(np.random.default_rng(0), 40, 40))
     splits = preflight(tmp_path, 32)
     found = sorted(pair.blurry.name for pair in splits.train + splits.val)
     assert found == sorted(p.name for p in (tmp_path / "blur").iterdir() if not p.name.startswith("."))

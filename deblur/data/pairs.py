@@ -71,7 +71,7 @@ def find_pairs(root: str | Path) -> tuple[list[Pair], list[str]]:
     root = Path(root)
     pairs: list[Pair] = []
     problems: list[str] = []
-    for blur_dir in sorted(p for p in root.rglob("blur") if p.is_dir()):
+    for blur_dir in sorted(p for p in root.rglob("blur") if p.is_dir() and not _hidden(p.relative_to(root))):
         sharp_dir = blur_dir.parent / "sharp"
         if not sharp_dir.is_dir():
             problems.append(f"{blur_dir}: no sharp/ folder beside it")
@@ -114,12 +114,12 @@ def check_deconvolved(pairs: list[Pair], root: str | Path) -> None:
 
 
 def _files(folder: Path) -> set[Path]:
-    # Hidden files (.DS_Store, editor swap files) are not data.
-    return {
-        p.relative_to(folder)
-        for p in folder.rglob("*")
-        if p.is_file() and not any(part.startswith(".") for part in p.relative_to(folder).parts)
-    }
+    return {p.relative_to(folder) for p in folder.rglob("*") if p.is_file() and not _hidden(p.relative_to(folder))}
+
+
+def _hidden(name: Path) -> bool:
+    """Hidden files and folders (.DS_Store, editor swap files, a .Trashes folder with pairs in it) are not data."""
+    return any(part.startswith(".") for part in name.parts)
 
 
 def discover(root: str | Path) -> tuple[Splits, list[str]]:
