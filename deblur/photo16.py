@@ -53,16 +53,23 @@ def is_deep_colour(path: Path, head: bytes) -> bool:
     return False
 
 
-def read_deep_colour(path: Path) -> np.ndarray:
-    """The pixels of a 16-bit RGB or RGBA PNG or TIFF, HWC uint16 (3 or 4 channels)."""
-    if path.read_bytes()[:8] == PNG_SIGNATURE:
+def read_deep_colour(source: Path | BinaryIO) -> np.ndarray:
+    """The pixels of a 16-bit RGB or RGBA PNG or TIFF, HWC uint16 (3 or 4 channels), from a file or a binary stream
+    (a server's upload, a Ray worker's download: both had failed on `read_bytes`, which only a path has)."""
+    if isinstance(source, Path):
+        with source.open("rb") as file:
+            head = file.read(8)
+    else:
+        head = source.read(8)
+        source.seek(0)
+    if head == PNG_SIGNATURE:
         import av
 
-        with av.open(str(path)) as container:
+        with av.open(str(source) if isinstance(source, Path) else source) as container:
             frame = next(container.decode(video=0))
             alpha = "a" in frame.format.name.replace("gbr", "")
             return frame.to_ndarray(format="rgba64le" if alpha else "rgb48le")
-    return _first_page(path)[0]
+    return _first_page(source)[0]
 
 
 def float_tiff(source: Path | BinaryIO, head: bytes) -> FloatTiff | None:

@@ -11,6 +11,7 @@ from deblur.imageio import (
     ImageReadError,
     ImageTooLargeError,
     NotAnImageError,
+    Photo,
     TruncatedImageError,
     WriteOptions,
     decode_photo,
@@ -116,6 +117,19 @@ def test_sixteen_bit_colour_stays_sixteen_bit_in_png_and_tiff(tmp_path):
     np.testing.assert_array_equal(tifffile.imread(tmp_path / "out.tif"), deep)
     write_photo(tmp_path / "out.jpg", photo.rgb, photo, WriteOptions("jpg"))  # JPEG has 8 bits: no error
     assert Image.open(tmp_path / "out.jpg").mode == "RGB"
+
+
+@pytest.mark.parametrize("fmt", ["png", "tiff"])
+def test_sixteen_bit_colour_is_read_from_a_stream_as_from_a_file(tmp_path, fmt):
+    # as the server and the Ray engine's workers read a photo: had failed on a path's read_bytes
+    deep = (np.random.default_rng(0).random((20, 30, 3)) * 65535).astype(np.uint16)
+    like = Photo(deep / 65535.0, None, False, True)
+    write_photo(tmp_path / f"deep.{fmt}", like.rgb, like, WriteOptions(fmt))
+    with open(tmp_path / f"deep.{fmt}", "rb") as file:
+        stream = io.BytesIO(file.read())
+    photo = decode_photo(stream, f"deep.{fmt}")
+    assert photo.sixteen_bit
+    np.testing.assert_allclose(photo.rgb * 65535, deep, atol=0.5)
 
 
 def test_a_sixteen_bit_tiff_stored_a_plane_per_channel_is_read_as_its_pixels(tmp_path):
