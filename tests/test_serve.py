@@ -151,6 +151,8 @@ def test_a_server_without_the_model_refuses_a_method_that_needs_it(model):
         ("alpha.png", lambda: png_bytes(photo().convert("RGBA"))),
         ("sixteen.png", lambda: png_bytes(Image.fromarray(np.asarray(photo().convert("L")).astype(np.uint16) * 257))),
         ("turned.jpg", lambda: _exif_rotated_jpeg()),
+        ("deep.png", lambda: _deep_colour_png()),  # had failed on read_bytes, which an upload has not
+        ("float.tif", lambda: _float_tiff()),
     ],
 )
 def test_kinds_of_photo_come_back_as_predict_gives_them(client, model, tmp_path, name, make):
@@ -159,6 +161,20 @@ def test_kinds_of_photo_come_back_as_predict_gives_them(client, model, tmp_path,
     response = post(client, data, name)
     assert response.status_code == 200, response.text
     assert_same_image(Image.open(io.BytesIO(response.content)), expected)
+
+
+def _deep_colour_png() -> bytes:
+    from deblur.photo16 import encode_png16
+
+    return encode_png16(np.asarray(photo().convert("RGB")).astype(np.uint16) * 257)
+
+
+def _float_tiff() -> bytes:
+    import tifffile
+
+    buffer = io.BytesIO()
+    tifffile.imwrite(buffer, np.asarray(photo().convert("RGB"), np.float32) / 255, photometric="rgb")
+    return buffer.getvalue()
 
 
 def _exif_rotated_jpeg() -> bytes:

@@ -47,7 +47,7 @@ class ScaleReport:
     def summary(self) -> str:
         rate = len(self.written) / self.seconds if self.seconds else 0.0
         frames = f", {self.frames / self.seconds:.2f} frames/s" if self.frames and self.seconds else ""
-        workers = f"{self.workers} worker{'' if self.workers == 1 else 's'}"
+        workers = _count(self.workers, "worker")
         left = f", {self.left} left" if self.stopped else ""
         return (
             f"{len(self.written)} done, {len(self.skipped)} skipped, {len(self.failed)} failed{left} in "
@@ -89,7 +89,8 @@ def predict_at_scale(
         held = f"; it holds {raw_files(plan.raw)}" if plan.raw else ""
         raise NothingFoundError(f"no photos or clips in {', '.join(inputs)} (searched all its folders){held}")
     report = ScaleReport(skipped=plan.skipped, failed=list(plan.failed), workers=workers, raw=plan.raw)
-    log(f"{len(plan.tasks)} tasks for {run.engine} ({workers} workers), {len(plan.skipped)} outputs already there")
+    counts = f"{_count(len(plan.tasks), 'task')} for {run.engine} ({_count(workers, 'worker')})"
+    log(f"{counts}, {len(plan.skipped)} outputs already there")
     if plan.clips and central.get("note"):
         log(central["note"])  # how clips go under this method, once for them all (plain predict says it per clip)
     segments: dict[str, str] = {}  # a finished segment's file; or the reason it failed, by file
@@ -146,6 +147,10 @@ def predict_at_scale(
             raise
         storage.remove(storage.join(out, FAILED_LIST))  # an earlier run's list, no longer true; these are printed
     return report
+
+
+def _count(number: int, thing: str) -> str:
+    return f"{number} {thing}{'' if number == 1 else 's'}"
 
 
 def write_failed_list(out: str, failed: list[tuple[str, str]]) -> str | None:
