@@ -229,8 +229,11 @@ def _float_tiff(source: Path | BinaryIO, name: str, max_pixels: int) -> FloatTif
     what Pillow opens; None for any other file."""
     if Path(name).suffix.lower() in RAW_SUFFIXES:  # many RAW files are TIFFs: `_opened` refuses them by name
         return None
-    with _bytes_of(source) as file:
-        head = file.read(8)
+    try:
+        with _bytes_of(source) as file:
+            head = file.read(8)
+    except OSError:  # a file that is not there or cannot be read: `_opened` says which, as for any photo
+        return None
     floats = float_tiff(_rewound(source), head)
     _rewound(source)
     if floats is None:
