@@ -201,7 +201,7 @@ def test_odd_sides_keep_their_size(model, tmp_path):
     source = make_clip(tmp_path / "odd.mp4", frames=3, size=(49, 65), audio=False)
     result = predict(source, "--model", model, "--out", tmp_path / "out", quiet=False)
     assert result.exit_code == 0, result.output
-    assert "odd side" in result.output
+    assert "65x49 has an odd side: written with 4:4:4 chroma" in result.output and "--codec av1 keeps" in result.output
     assert facts(tmp_path / "out" / "odd.mp4")["size"] == (65, 49)
     quiet = predict(source, "--model", model, "--out", tmp_path / "quiet")  # -q: results and errors only
     assert quiet.exit_code == 0 and "odd side" not in quiet.output and "odd.mp4: 3 frames" in quiet.output

@@ -134,7 +134,10 @@ def clip_notes(clip: Clip, encoding: Encoding) -> list[str]:
     """What the output will not be as the clip came, known from its probe (the frames may add a size change)."""
     notes = []
     if pixel_format(clip.width, clip.height, encoding.codec) == "yuv444p":
-        notes.append(f"{clip.width}x{clip.height} has an odd side: written with 4:4:4 chroma to keep its size")
+        notes.append(
+            f"{clip.width}x{clip.height} has an odd side: written with 4:4:4 chroma to keep its size, which fewer "
+            "players (Safari, phones, TVs) play; --codec av1 keeps it in 4:2:0"
+        )
     if clip.alpha:
         notes.append("its transparency (alpha) is left out: written opaque, it shows what its clear parts hid")
     if clip.transfer in HDR_TRANSFERS:
