@@ -28,7 +28,24 @@ tf.config.set_logical_device_configuration(_cpus[0], [tf.config.LogicalDeviceCon
 # loads them instead of compiling them again: on a 2-core Zen 3 a one-step JAX training took 21 s cold and 8 s after,
 # most of it Keras' weight initializers, one XLA program for each weight's shape. Set before any test module runs
 # (they copy os.environ for their processes), kept to the session so that no run reads another's.
-_JAX_CACHE = tempfile.mkdtemp(prefix="deblur-tests-jax-cache-")
+# Named for the session's process: a killed session's cache (no pytest_unconfigure ran) goes at the next session.
+_JAX_PREFIX = "deblur-tests-jax-cache-"
+
+
+def _gone(pid: str) -> bool:
+    try:
+        os.kill(int(pid), 0)  # no signal: only whether the process is there
+    except ProcessLookupError:
+        return True
+    except (OSError, ValueError):  # another user's process, or not a pid
+        return False
+    return False
+
+
+for _left in Path(tempfile.gettempdir()).glob(f"{_JAX_PREFIX}*"):
+    if _gone(_left.name.removeprefix(_JAX_PREFIX).partition("-")[0]):
+        shutil.rmtree(_left, ignore_errors=True)
+_JAX_CACHE = tempfile.mkdtemp(prefix=f"{_JAX_PREFIX}{os.getpid()}-")
 os.environ.setdefault("JAX_COMPILATION_CACHE_DIR", _JAX_CACHE)
 os.environ.setdefault("JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS", "0")
 os.environ.setdefault("JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES", "0")
