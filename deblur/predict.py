@@ -272,7 +272,7 @@ def predict_clip(
     """Deblur one clip into its output, resumably (deblur.video.predict)."""
     if not write.overwrite and item.target.exists():
         raise OutputExistsError(f"{item.target}: exists; allow overwriting to replace it", settings=("overwrite",))
-    video = VideoOptions(encoding=write.encoding, max_pixels=max_pixels)
+    video = VideoOptions(encoding=write.encoding, max_pixels=max_pixels, strip_metadata=write.strip_metadata)
     return deblur_clip(item.source, item.target, deblurrer, video, progress, log)
 
 

@@ -58,7 +58,7 @@ class WriteSettings:
     out: str = DEFAULT_OUT  # a folder; with an engine, also a URL for photos
     fmt: str = "png"  # photos: one of `deblur.imageio.WRITE_FORMATS`
     quality: int = DEFAULT_QUALITY  # photos written as JPEG or WebP
-    strip_metadata: bool = False  # photos: leave out EXIF (camera, date, place) and the ICC profile
+    strip_metadata: bool = False  # leave out photos' EXIF (camera, date, place) and ICC profile, and clips' tags
     # outputs named with the input's extension too (photo.webp -> photo.webp.png), so inputs that differ only by it
     # do not clash
     keep_extension: bool = False

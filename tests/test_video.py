@@ -392,6 +392,55 @@ def test_sigterm_mid_clip_leaves_no_temporary_file_and_the_run_resumes(model, tm
     assert finished_here(source, target, model) == (10, 30) and facts(target) == facts(source)
 
 
+def tagged_clip(path, tags: dict, chapters: int = 0, options: dict | None = None):
+    """A clip of 6 frames with container `tags` (as a phone writes its recording time and place) and `chapters`."""
+    import fractions
+
+    with av.open(str(path), "w", options=options or {}) as out:
+        out.metadata.update(tags)
+        stream = out.add_stream("libx264", rate=30)
+        stream.width, stream.height, stream.pix_fmt = 64, 48, "yuv420p"
+        if chapters:
+            time_base = fractions.Fraction(1, 30)
+            out.set_chapters(
+                [
+                    {"id": n + 1, "start": n * 2, "end": n * 2 + 2, "time_base": time_base, "metadata": {}}
+                    for n in range(chapters)
+                ]
+            )
+        for index in range(6):
+            frame = av.VideoFrame.from_ndarray(np.full((48, 64, 3), 40 * index, np.uint8), format="rgb24")
+            frame.pts = index
+            out.mux(stream.encode(frame))
+        out.mux(stream.encode())
+    return path
+
+
+def test_a_clips_tags_and_chapters_are_kept_and_strip_metadata_leaves_out_the_tags(model, tmp_path):
+    # a phone's recording time and place (which a photo library sorts and maps clips by) had been dropped
+    when, place = "2026-07-14T18:22:05.000000Z", "+48.8584+002.2945/"
+    phone = {"creation_time": when, "location": place, "title": "tower"}
+    iphone = {"com.apple.quicktime.location.ISO6709": place, "com.apple.quicktime.make": "Apple"}  # QuickTime keys
+    (tmp_path / "in").mkdir()
+    tagged_clip(tmp_path / "in" / "phone.mp4", phone)
+    tagged_clip(tmp_path / "in" / "iphone.mov", iphone, options={"movflags": "use_metadata_tags"})
+    tagged_clip(tmp_path / "in" / "talk.mkv", {"title": "a talk"}, chapters=3)
+
+    def tags(path, keys):
+        with av.open(str(path)) as container:
+            return {key: container.metadata.get(key) for key in keys}, len(container.chapters())
+
+    for strip in ([], ["--strip-metadata"]):
+        out = tmp_path / f"out{len(strip)}"
+        result = predict(tmp_path / "in", "--model", model, "--out", out, *strip)
+        assert result.exit_code == 0, result.output
+        kept = [tags(out / "phone.mp4", phone), tags(out / "iphone.mov", iphone), tags(out / "talk.mkv", ["title"])]
+        if strip:  # the chapters are the clip's structure, not about who made it: kept either way
+            assert kept == [(dict.fromkeys(phone), 0), (dict.fromkeys(iphone), 0), ({"title": None}, 3)]
+        else:
+            assert kept == [(phone, 0), (iphone, 0), ({"title": "a talk"}, 3)]
+
+
 def add_cover(out) -> None:
     """A cover picture in the container `out`, as music files and downloaders carry one: a JPEG still as a video
     stream marked "attached picture"."""

@@ -92,7 +92,7 @@ StripMetadata = Annotated[
     typer.Option(
         "--strip-metadata",
         help="Leave out the photos' EXIF (camera, date, GPS place) and ICC colour profile, which are otherwise "
-        "kept in png, jpg, webp and tiff.",
+        "kept in png, jpg, webp and tiff, and the clips' tags (recording time and place, title, camera).",
     ),
 ]
 KeepExtension = Annotated[

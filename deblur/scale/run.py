@@ -128,7 +128,7 @@ def predict_at_scale(
             report.left += 1
             continue
         try:
-            join_segments(clip.segments, clip.clip, clip.target, log=log)
+            join_segments(clip.segments, clip.clip, clip.target, log=log, tags=not settings.write.strip_metadata)
         except DeblurError as err:
             report.failed.append((str(clip.clip.path), str(err)))
             continue

@@ -124,9 +124,12 @@ class JoinReport:
     dropped: list[str]
 
 
-def join_segments(segments: list[Path], clip: Clip, target: Path, log: Callable[[str], None] = print) -> JoinReport:
-    """The segments' video, end to end, with the clip's audio and subtitle streams, its timecode and (into MKV)
-    its attachments, into `target` (atomically).
+def join_segments(
+    segments: list[Path], clip: Clip, target: Path, log: Callable[[str], None] = print, *, tags: bool = True
+) -> JoinReport:
+    """The segments' video, end to end, with the clip's audio and subtitle streams, its timecode, its chapters,
+    (into MKV) its attachments and, with `tags`, its own tags (when and where it was recorded, its title, the
+    camera), into `target` (atomically).
 
     Streams the output container holds as they are are copied packet by packet, not re-encoded; audio it cannot
     hold is re-encoded to AAC; subtitles it cannot hold are left out (MKV holds them all), as are data streams. A
@@ -136,21 +139,22 @@ def join_segments(segments: list[Path], clip: Clip, target: Path, log: Callable[
     import av
 
     try:
-        return _join(segments, clip, target, log, reencode_audio=False)
+        return _join(segments, clip, target, log, reencode_audio=False, tags=tags)
     except av.FFmpegError as err:
         log(f"copying the audio into {target.suffix} failed ({str(err)[:120]}): re-encoding it to AAC")
-        return _join(segments, clip, target, log, reencode_audio=True)
+        return _join(segments, clip, target, log, reencode_audio=True, tags=tags)
 
 
 def _join(
-    segments: list[Path], clip: Clip, target: Path, log: Callable[[str], None], *, reencode_audio: bool
+    segments: list[Path], clip: Clip, target: Path, log: Callable[[str], None], *, reencode_audio: bool, tags: bool
 ) -> JoinReport:
     import av
 
     report = JoinReport([], [], [])
-    with atomic_path(target, suffix=target.suffix) as tmp, av.open(str(tmp), "w") as out:
-        source = av.open(str(clip.path), metadata_errors="ignore")
-        try:
+    source = av.open(str(clip.path), metadata_errors="ignore")
+    try:
+        options = _muxer_options(source, target, tags)
+        with atomic_path(target, suffix=target.suffix) as tmp, av.open(str(tmp), "w", options=options) as out:
             with av.open(str(segments[0])) as first:
                 video = _copy_of(out, first.streams.video[0])
             if clip.pixel_aspect:  # in MP4's and MOV's pasp box too: VP9's and AV1's frames cannot say it
@@ -185,6 +189,7 @@ def _join(
                     report.copied.append(label)
                 else:
                     report.dropped.append(f"{label}: {target.suffix} cannot hold attachments (.mkv keeps them)")
+            _carry_tags_and_chapters(source, out, report, tags)
             for stream in source.streams.video:
                 if stream.index != picture.index:  # a cover picture, or a second angle: only the video is deblurred
                     cover = stream.disposition & av.stream.Disposition.attached_pic
@@ -200,9 +205,33 @@ def _join(
             for _, output, reencode in carried:
                 if reencode:
                     out.mux(output.encode())
-        finally:
-            source.close()
+    finally:
+        source.close()
     return report
+
+
+def _muxer_options(source, target: Path, tags: bool) -> dict[str, str]:
+    """MOV and MP4 write tags named in reverse DNS (an iPhone's com.apple.quicktime.location.ISO6709, its place)
+    only as QuickTime metadata keys: asked for where the clip's own tags are so named."""
+    named = tags and target.suffix in (".mov", ".mp4", ".m4v") and any("." in key for key in source.metadata)
+    return {"movflags": "use_metadata_tags"} if named else {}
+
+
+# Tags each muxer writes of its own (the file's brand, the program that wrote it): not the clip's to carry.
+MUXER_TAGS = {"major_brand", "minor_version", "compatible_brands", "encoder"}
+
+
+def _carry_tags_and_chapters(source, out, report: JoinReport, tags: bool) -> None:
+    """The clip's chapters, and with `tags` its own tags: a photo library dates and places a clip by them
+    (creation_time, location), as it does a photo by its EXIF, and they had been dropped. Before the header."""
+    kept = {key: value for key, value in source.metadata.items() if key.lower() not in MUXER_TAGS}
+    if tags and kept:
+        out.metadata.update(kept)
+        report.copied.append(f"its tags ({', '.join(sorted(kept))})")
+    chapters = source.chapters()
+    if chapters:
+        out.set_chapters(chapters)
+        report.copied.append(f"{len(chapters)} chapter(s)")
 
 
 def _timecode(streams: list) -> str | None:

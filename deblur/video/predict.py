@@ -46,6 +46,7 @@ class VideoOptions:
     encoding: Encoding = Encoding()
     max_pixels: int = DEFAULT_MAX_PIXELS  # per frame
     segment_seconds: float = SEGMENT_SECONDS
+    strip_metadata: bool = False  # leave out the clip's tags (when and where it was recorded, the camera)
 
 
 @dataclass
@@ -117,7 +118,7 @@ def deblur_clip(
             writer.close_segment()
             if frames == 0:
                 raise VideoReadError(f"{clip.name}: the video stream has no frames")
-            streams = join_segments(segments, clip, target, log=log)
+            streams = join_segments(segments, clip, target, log=log, tags=not options.strip_metadata)
         except VideoReadError:
             writer.abandon()
             shutil.rmtree(work, ignore_errors=True)  # a clip that cannot be used leaves nothing behind
