@@ -392,14 +392,18 @@ def test_sigterm_mid_clip_leaves_no_temporary_file_and_the_run_resumes(model, tm
     assert finished_here(source, target, model) == (10, 30) and facts(target) == facts(source)
 
 
-def tagged_clip(path, tags: dict, chapters: int = 0, options: dict | None = None):
-    """A clip of 6 frames with container `tags` (as a phone writes its recording time and place) and `chapters`."""
+def tagged_clip(path, tags: dict, chapters: int = 0, options: dict | None = None, languages: tuple[str, ...] = ()):
+    """A clip of 6 frames with container `tags` (as a phone writes its recording time and place), `chapters`, and
+    an audio track for each of `languages`, tagged with it and titled."""
     import fractions
 
     with av.open(str(path), "w", options=options or {}) as out:
         out.metadata.update(tags)
         stream = out.add_stream("libx264", rate=30)
         stream.width, stream.height, stream.pix_fmt = 64, 48, "yuv420p"
+        tracks = [out.add_stream("aac", rate=48000) for _ in languages]
+        for audio, language in zip(tracks, languages, strict=True):
+            audio.metadata.update({"language": language, "title": f"{language} commentary"})
         if chapters:
             time_base = fractions.Fraction(1, 30)
             out.set_chapters(
@@ -413,6 +417,10 @@ def tagged_clip(path, tags: dict, chapters: int = 0, options: dict | None = None
             frame.pts = index
             out.mux(stream.encode(frame))
         out.mux(stream.encode())
+        for audio in tracks:
+            sound = av.AudioFrame.from_ndarray(np.zeros((1, 1024), np.float32), format="fltp", layout="mono")
+            sound.sample_rate, sound.pts = 48000, 0
+            out.mux([*audio.encode(sound), *audio.encode()])
     return path
 
 
@@ -424,21 +432,29 @@ def test_a_clips_tags_and_chapters_are_kept_and_strip_metadata_leaves_out_the_ta
     (tmp_path / "in").mkdir()
     tagged_clip(tmp_path / "in" / "phone.mp4", phone)
     tagged_clip(tmp_path / "in" / "iphone.mov", iphone, options={"movflags": "use_metadata_tags"})
-    tagged_clip(tmp_path / "in" / "talk.mkv", {"title": "a talk"}, chapters=3)
+    tagged_clip(tmp_path / "in" / "talk.mkv", {"title": "a talk"}, chapters=3, languages=("eng", "fra"))
 
     def tags(path, keys):
         with av.open(str(path)) as container:
-            return {key: container.metadata.get(key) for key in keys}, len(container.chapters())
+            audio = [(s.metadata.get("language"), s.metadata.get("title")) for s in container.streams.audio]
+            return {key: container.metadata.get(key) for key in keys}, len(container.chapters()), audio
 
     for strip in ([], ["--strip-metadata"]):
         out = tmp_path / f"out{len(strip)}"
         result = predict(tmp_path / "in", "--model", model, "--out", out, *strip)
         assert result.exit_code == 0, result.output
         kept = [tags(out / "phone.mp4", phone), tags(out / "iphone.mov", iphone), tags(out / "talk.mkv", ["title"])]
-        if strip:  # the chapters are the clip's structure, not about who made it: kept either way
-            assert kept == [(dict.fromkeys(phone), 0), (dict.fromkeys(iphone), 0), ({"title": None}, 3)]
+        # the chapters and each track's language say how the clip is made, not who made it: kept either way
+        if strip:
+            languages = [("eng", None), ("fra", None)]
+            assert kept == [
+                (dict.fromkeys(phone), 0, []),
+                (dict.fromkeys(iphone), 0, []),
+                ({"title": None}, 3, languages),
+            ]
         else:
-            assert kept == [(phone, 0), (iphone, 0), ({"title": "a talk"}, 3)]
+            languages = [("eng", "eng commentary"), ("fra", "fra commentary")]  # which track is which: had been lost
+            assert kept == [(phone, 0, []), (iphone, 0, []), ({"title": "a talk"}, 3, languages)]
 
 
 def add_cover(out) -> None:

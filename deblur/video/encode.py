@@ -165,15 +165,18 @@ def _join(
                 codec, label = _named(stream)
                 if codec in supported and not (reencode_audio and stream.type == "audio"):
                     carried.append((stream, out.add_stream_from_template(stream), False))
+                    carried[-1][1].metadata.update(_stream_tags(stream, tags))
                     report.copied.append(label)
                 elif stream.type == "audio":
                     encoder = out.add_stream("aac", rate=stream.codec_context.sample_rate or 48000)
+                    encoder.metadata.update(_stream_tags(stream, tags))
                     carried.append((stream, encoder, True))
                     why = "copying it failed" if codec in supported else f"{target.suffix} cannot hold {codec}"
                     report.reencoded.append(f"{label} -> aac ({why})")
                 else:
                     report.dropped.append(f"{label}: {target.suffix} cannot hold {codec} subtitles (.mkv keeps them)")
             picture = picture_stream(source)
+            video.metadata.update(_stream_tags(picture, tags))
             timecode = _timecode([picture, *source.streams.data])
             if timecode:  # MOV and MP4 rewrite their timecode track from it, counting frames at the stream's rate
                 video.metadata["timecode"] = timecode
@@ -232,6 +235,20 @@ def _carry_tags_and_chapters(source, out, report: JoinReport, tags: bool) -> Non
     if chapters:
         out.set_chapters(chapters)
         report.copied.append(f"{len(chapters)} chapter(s)")
+
+
+def _stream_tags(stream, tags: bool) -> dict[str, str]:
+    """A stream's tags to carry: which track is which (an audio track's language and title had been dropped); with
+    `tags` off (--strip-metadata) its language only. Not what the muxer writes anew (a duration, an encoder,
+    mkvmerge's statistics, which a re-encoded stream would falsify)."""
+    kept = {}
+    for key, value in stream.metadata.items():
+        name = key.upper()
+        if name in ("DURATION", "ENCODER", "BPS", "NUMBER_OF_FRAMES", "NUMBER_OF_BYTES") or name.startswith("_STAT"):
+            continue
+        if tags or name == "LANGUAGE":
+            kept[key] = value
+    return kept
 
 
 def _timecode(streams: list) -> str | None:
