@@ -2,7 +2,8 @@
 work folder beside the output, then joined into the output with the clip's audio and subtitles.
 
 A killed or interrupted run keeps every finished segment; the same command again continues after the last one,
-and the result equals an uninterrupted run (each segment is made from the same frames with the same settings).
+and the result holds the frames an uninterrupted run does (each segment is made from the same frames with the same
+settings; x264 may encode one a little differently).
 The output appears only complete (temporary name, then rename); the work folder goes once it is in place.
 
     OUT/.<name>.parts/job.json        what the parts were made with: other settings start over
