@@ -214,10 +214,11 @@ def _join(
 
 
 def _muxer_options(source, target: Path, tags: bool) -> dict[str, str]:
-    """MOV and MP4 write tags named in reverse DNS (an iPhone's com.apple.quicktime.location.ISO6709, its place)
-    only as QuickTime metadata keys: asked for where the clip's own tags are so named."""
-    named = tags and target.suffix in (".mov", ".mp4", ".m4v") and any("." in key for key in source.metadata)
-    return {"movflags": "use_metadata_tags"} if named else {}
+    """MOV and MP4 write an iPhone's tags (com.apple.quicktime.location.ISO6709, its place) only as QuickTime
+    metadata keys: asked for where the clip's own tags are such. Not for others: an Android phone's place is an
+    ordinary tag (location), which those keys would write in a form other programs may not read."""
+    apple = any(key.startswith("com.apple.quicktime.") for key in source.metadata)
+    return {"movflags": "use_metadata_tags"} if tags and apple and target.suffix in (".mov", ".mp4", ".m4v") else {}
 
 
 # Tags each muxer writes of its own (the file's brand, the program that wrote it): not the clip's to carry.
