@@ -476,26 +476,37 @@ def find_images(
 ) -> list[tuple[Path, Path]]:
     """(file, name relative to what was given) for files given and, in folders, recursively, files with one of
     `suffixes` (photos by default), except those under the folder `skip` (the outputs', when it lies inside a
-    folder of inputs: results are not inputs) and hidden ones: a name or a folder starting with "." (a phone's
-    DCIM/.thumbnails, a Mac's ._ files, a run's .clip.mp4.parts), as a bucket's listing leaves them out too."""
+    folder of inputs: results are not inputs) and hidden ones (`is_hidden`: a phone's DCIM/.thumbnails, a Mac's ._
+    files, a run's .clip.mp4.parts, a NAS's @eaDir), as a bucket's listing leaves them out too."""
     found = []
     for item in inputs:
         if item.is_dir():
             skipped, inside = _inside(skip, item), []
             for folder, folders, files in os.walk(item):
                 # pruned in place: os.walk then does not descend into them (a .git of many files costs nothing)
-                folders[:] = [name for name in folders if not name.startswith(".")]
+                folders[:] = [name for name in folders if not is_hidden(name)]
                 for file in files:
                     path = Path(folder, file)
                     name = path.relative_to(item)
                     if skipped and name.parts[: len(skipped)] == skipped:
                         continue
-                    if path.is_file() and path.suffix.lower() in suffixes and not file.startswith("."):
+                    if path.is_file() and path.suffix.lower() in suffixes and not is_hidden(file):
                         inside.append((path, name))
             found += sorted(inside)  # one order on every file system, as a bucket's listing
         else:
             found.append((item, Path(item.name)))
     return found
+
+
+# Folders a NAS keeps its thumbnails in beside the photos (Synology's @eaDir holds five JPEGs for each photo): not
+# photos, nor data, though their names do not start with ".".
+THUMBNAIL_FOLDERS = {"@eaDir"}
+
+
+def is_hidden(name: str) -> bool:
+    """Whether a file or folder name is one a search leaves out: hidden (".thumbnails", a Mac's "._" files), or a
+    NAS's thumbnail folder."""
+    return name.startswith(".") or name in THUMBNAIL_FOLDERS
 
 
 def _inside(folder: Path | None, parent: Path) -> tuple[str, ...]:

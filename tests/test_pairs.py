@@ -47,9 +47,11 @@ def test_hidden_files_are_ignored(tmp_path):
     deleted = tmp_path / ".Trashes" / "501"  # pairs a Mac moved to its trash on this drive: not data either
     write_image(deleted / "blur" / "x.png", noise_image(np.random.default_rng(0), 40, 40))
     write_image(deleted / "sharp" / "y.png", noise_image(np.random.default_rng(0), 40, 40))
+    thumbnail = tmp_path / "blur" / "@eaDir" / "0000.png" / "SYNOPHOTO_THUMB_S.png"  # a Synology NAS's, no partner
+    write_image(thumbnail, noise_image(np.random.default_rng(0), 40, 40))
     splits = preflight(tmp_path, 32)
     found = sorted(pair.blurry.name for pair in splits.train + splits.val)
-    assert found == sorted(p.name for p in (tmp_path / "blur").iterdir() if not p.name.startswith("."))
+    assert found == sorted(p.name for p in (tmp_path / "blur").iterdir() if p.is_file() and p.name[0] != ".")
     assert len(found) == 2
 
 

@@ -83,7 +83,8 @@ def test_results_in_the_photos_folder_are_never_read_as_inputs(tmp_path, monkeyp
     photos = tmp_path / "photos"
     (photos / "day").mkdir(parents=True)
     (photos / ".thumbnails").mkdir()  # as a phone's DCIM holds one: not photos to deblur
-    for name in ("a.png", "day/b.png", ".thumbnails/a.png"):
+    (photos / "day" / "@eaDir" / "b.png").mkdir(parents=True)  # a Synology NAS's thumbnails of day/b.png
+    for name in ("a.png", "day/b.png", ".thumbnails/a.png", "day/@eaDir/b.png/SYNOPHOTO_THUMB_XL.png"):
         Image.fromarray(noise((16, 16, 3))).save(photos / name)
     out = photos / "deblurred"  # as `cd photos; deblur predict .` makes it
     args = ["predict", str(photos), "--model", str(model), "--out", str(out)]

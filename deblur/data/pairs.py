@@ -19,6 +19,7 @@ from PIL import Image, UnidentifiedImageError
 from deblur.config import MIN_VAL_CROP
 from deblur.console import progress_bar
 from deblur.errors import DeblurError
+from deblur.imageio import is_hidden
 
 IMAGE_SUFFIXES = {".png", ".jpg", ".jpeg", ".bmp"}
 READABLE_FORMATS = {"PNG", "JPEG", "BMP", "MPO"}  # MPO: JPEGs from some cameras
@@ -118,8 +119,9 @@ def _files(folder: Path) -> set[Path]:
 
 
 def _hidden(name: Path) -> bool:
-    """Hidden files and folders (.DS_Store, editor swap files, a .Trashes folder with pairs in it) are not data."""
-    return any(part.startswith(".") for part in name.parts)
+    """Hidden files and folders (.DS_Store, editor swap files, a .Trashes folder with pairs in it, a NAS's @eaDir
+    thumbnails) are not data."""
+    return any(is_hidden(part) for part in name.parts)
 
 
 def discover(root: str | Path) -> tuple[Splits, list[str]]:
