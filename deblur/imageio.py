@@ -118,17 +118,18 @@ def read_photo(path: str | Path, *, max_pixels: int = DEFAULT_MAX_PIXELS) -> Pho
 def decode_photo(source: Path | BinaryIO, name: str, *, max_pixels: int = DEFAULT_MAX_PIXELS) -> Photo:
     """A photo from a file or a binary stream; `name` is what errors call it."""
     try:
-        if floats := _float_tiff(source, name, max_pixels):
+        head = _head(source)  # once, for the float-TIFF and 16-bit colour checks and the reader
+        if floats := _float_tiff(source, head, name, max_pixels):
             return _float_photo(source, floats, name)
         with _opened(source, name, max_pixels) as image:
-            deep = _deep_colour(source)
+            deep = head is not None and is_deep_colour(_rewound(source), head)
             turned = ImageOps.exif_transpose(image)
             turned.load()
             exif = turned.getexif()
             exif.pop(ORIENTATION, None)
             metadata = {"exif": exif.tobytes() if len(exif) else None, "icc": image.info.get("icc_profile")}
             if deep:
-                pixels = _turn_like(read_deep_colour(_rewound(source)), image.getexif().get(ORIENTATION, 1))
+                pixels = _turn_like(read_deep_colour(_rewound(source), head), image.getexif().get(ORIENTATION, 1))
                 alpha = pixels[:, :, 3].astype(np.float32) / 65535.0 if pixels.shape[2] == 4 else None
                 photo = Photo(pixels[:, :, :3].astype(np.float32) / 65535.0, alpha, False, True, **metadata)
             else:
@@ -152,7 +153,7 @@ def _fitting_profile(icc: bytes | None, grayscale: bool) -> bytes | None:
 
 def peek_photo(source: Path | BinaryIO, name: str, *, max_pixels: int = DEFAULT_MAX_PIXELS) -> tuple[int, int]:
     """(width, height) from the header alone, with the checks `decode_photo` makes before decoding."""
-    if floats := _float_tiff(source, name, max_pixels):
+    if floats := _float_tiff(source, _head(source), name, max_pixels):
         return floats.width, floats.height
     with _opened(source, name, max_pixels) as image:
         return image.size
@@ -224,15 +225,11 @@ def _refuse_pages(pages: int, name: str) -> None:
     )
 
 
-def _float_tiff(source: Path | BinaryIO, name: str, max_pixels: int) -> FloatTiff | None:
+def _float_tiff(source: Path | BinaryIO, head: bytes | None, name: str, max_pixels: int) -> FloatTiff | None:
     """A floating-point TIFF, which Pillow cannot open in colour (nor at 16 bits), checked as `_opened` checks
     what Pillow opens; None for any other file."""
-    if Path(name).suffix.lower() in RAW_SUFFIXES:  # many RAW files are TIFFs: `_opened` refuses them by name
-        return None
-    try:
-        with _bytes_of(source) as file:
-            head = file.read(8)
-    except OSError:  # a file that is not there or cannot be read: `_opened` says which, as for any photo
+    # `_opened` refuses a RAW file by name (many are TIFFs) and says why a file cannot be read, as for any photo
+    if head is None or Path(name).suffix.lower() in RAW_SUFFIXES:
         return None
     floats = float_tiff(_rewound(source), head)
     _rewound(source)
@@ -320,13 +317,13 @@ def _rewound(source: Path | BinaryIO) -> Path | BinaryIO:
     return source
 
 
-def _deep_colour(source: Path | BinaryIO) -> bool:
-    if isinstance(source, Path):
-        with source.open("rb") as file:
-            head = file.read(32)
-    else:
-        head = _rewound(source).read(32)
-    return is_deep_colour(_rewound(source), head)
+def _head(source: Path | BinaryIO) -> bytes | None:
+    """A file's or stream's first 32 bytes, which say its format; None where it cannot be read (`_opened` says why)."""
+    try:
+        with _bytes_of(source) as file:
+            return file.read(32)
+    except OSError:
+        return None
 
 
 def _turn_like(pixels: np.ndarray, orientation: int) -> np.ndarray:

@@ -53,16 +53,11 @@ def is_deep_colour(path: Path, head: bytes) -> bool:
     return False
 
 
-def read_deep_colour(source: Path | BinaryIO) -> np.ndarray:
+def read_deep_colour(source: Path | BinaryIO, head: bytes) -> np.ndarray:
     """The pixels of a 16-bit RGB or RGBA PNG or TIFF, HWC uint16 (3 or 4 channels), from a file or a binary stream
-    (a server's upload, a Ray worker's download: both had failed on `read_bytes`, which only a path has)."""
-    if isinstance(source, Path):
-        with source.open("rb") as file:
-            head = file.read(8)
-    else:
-        head = source.read(8)
-        source.seek(0)
-    if head == PNG_SIGNATURE:
+    (a server's upload, a Ray worker's download: both had failed on `read_bytes`, which only a path has) whose
+    first bytes are `head`."""
+    if head.startswith(PNG_SIGNATURE):
         import av
 
         with av.open(str(source) if isinstance(source, Path) else source) as container:
