@@ -128,6 +128,14 @@ def test_missing_root_and_empty_root(tmp_path):
         preflight(tmp_path / "photo.png", 32)
 
 
+def test_a_folder_of_photos_without_pairs_is_pointed_to_data_synth(tmp_path):
+    rng = np.random.default_rng(0)
+    for name in ("holiday/a.png", "b.png"):
+        write_image(tmp_path / name, noise_image(rng, 40, 40))
+    with pytest.raises(DatasetError, match=r"holds 2 photo\(s\) and no pairs.*deblur data synth --src "):
+        preflight(tmp_path, 32)
+
+
 def test_skip_unreadable_leaves_out_and_lists(tmp_path):
     make_flat_dataset(tmp_path, count=12)
     (tmp_path / "blur" / "003.png").write_bytes(b"junk")

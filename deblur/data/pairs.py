@@ -19,7 +19,7 @@ from PIL import Image, UnidentifiedImageError
 from deblur.config import MIN_VAL_CROP
 from deblur.console import progress_bar
 from deblur.errors import DeblurError
-from deblur.imageio import is_hidden
+from deblur.imageio import find_images, is_hidden
 
 IMAGE_SUFFIXES = {".png", ".jpg", ".jpeg", ".bmp"}
 READABLE_FORMATS = {"PNG", "JPEG", "BMP", "MPO"}  # MPO: JPEGs from some cameras
@@ -150,7 +150,7 @@ def discover(root: str | Path) -> tuple[Splits, list[str]]:
     if not train and not problems:
         raise DatasetError(
             f"no image pairs under {root}: expected blur/ and sharp/ folders "
-            "(<root>/blur + <root>/sharp, or GOPRO's <root>/train/<sequence>/blur|sharp)"
+            f"(<root>/blur + <root>/sharp, or GOPRO's <root>/train/<sequence>/blur|sharp){_photos_hint(root)}"
         )
     held_out = set(range(9, len(train), 10)) or {len(train) - 1}
     if len(train) < 2:
@@ -158,6 +158,17 @@ def discover(root: str | Path) -> tuple[Splits, list[str]]:
     val = [p for i, p in enumerate(train) if i in held_out]
     train = [p for i, p in enumerate(train) if i not in held_out]
     return Splits(train, val, "flat"), problems
+
+
+def _photos_hint(root: Path) -> str:
+    """What to do with a folder of photos without pairs: sharp photos are what `data synth` makes pairs from."""
+    photos = len(find_images([root]))
+    if not photos:
+        return ""
+    return (
+        f"; it holds {photos} photo(s) and no pairs: to train on sharp photos, make blurry/sharp pairs from them "
+        f"first: deblur data synth --src {root} --out <new folder for the pairs>"
+    )
 
 
 def image_problem(path: Path, deep: bool = False) -> tuple[tuple[int, int] | None, str | None]:
