@@ -223,11 +223,21 @@ def deblur_photos(
     plan = plan_inputs(settings.read.inputs, settings.write, settings.read.max_pixels)
     if plan.missing:
         missing = ", ".join(str(path) for path in plan.missing)
-        raise ImageReadError(f"no such file or folder: {missing}; nothing was deblurred")
+        raise ImageReadError(
+            f"no such file or folder: {missing}; nothing was deblurred{_out_hint(settings.read.inputs, plan.missing)}"
+        )
     from deblur.inference import open_deblurrer  # Keras: not for `--engine` planning, whose workers deblur
 
     deblurrer, _ = open_deblurrer(settings.deblur, log=log)
     return predict_files(plan, deblurrer, settings.write, progress, log=log)
+
+
+def _out_hint(inputs: Sequence[str | Path], missing: list[Path]) -> str:
+    """`deblur predict photo.jpg results`, as `cp` is called, names a new output folder as the last input."""
+    last = Path(inputs[-1])
+    if len(inputs) < 2 or last not in missing or last.suffix.lower() in MEDIA_SUFFIXES:
+        return ""
+    return f" (if {last} is meant as the output folder: it is given with --out, as in --out {last})"
 
 
 def predict_files(

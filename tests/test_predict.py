@@ -50,6 +50,18 @@ def test_a_mistyped_path_is_named_before_the_model_loads(tmp_path, monkeypatch):
     result = runner.invoke(app, ["predict", str(tmp_path / "real.png"), str(tmp_path / "tpyo.png"), "-q"])
     assert result.exit_code == 1
     assert f"no such file or folder: {tmp_path / 'tpyo.png'}" in result.output
+    assert "--out" not in result.output  # a mistyped photo is not a mistaken output folder
+
+
+def test_an_output_folder_given_as_the_last_input_is_pointed_to_out(tmp_path, monkeypatch):
+    model_never_loads(monkeypatch)
+    Image.fromarray(noise((16, 16, 3))).save(tmp_path / "real.png")
+    results = tmp_path / "results"
+    result = runner.invoke(app, ["predict", str(tmp_path / "real.png"), str(results), "-q"])
+    assert result.exit_code == 1
+    assert f"no such file or folder: {results}; nothing was deblurred" in result.output
+    assert f"meant as the output folder: it is given with --out, as in --out {results}" in result.output
+    assert not results.exists()
 
 
 def test_an_out_named_as_a_photo_is_refused_before_the_model_loads(tmp_path, monkeypatch):
