@@ -150,6 +150,23 @@ def test_too_small_photos_are_named(tmp_path):
         synthesize_pairs(tmp_path / "photos", tmp_path / "pairs", SynthConfig(), log=lambda _: None)
 
 
+def test_photos_refused_by_their_headers_are_named_before_any_pair_is_made(tmp_path, monkeypatch):
+    src = make_photos(tmp_path / "photos", names=("camera",))
+    frames = [Image.fromarray(load_photo(name)[:120, :160]) for name in ("camera", "rocket")]
+    frames[0].save(src / "waving.gif", save_all=True, append_images=frames[1:])
+    (src / "never copied.jpg").write_bytes(b"")
+
+    def no_work(*args, **kwargs):
+        raise AssertionError("pairs were made before the refusal")
+
+    monkeypatch.setattr("deblur.data.synth.write_pairs", no_work)
+    with pytest.raises(DatasetError, match="2 photo") as refused:
+        synthesize_pairs(src, tmp_path / "pairs", SynthConfig(), log=lambda _: None)
+    assert "waving.gif: an animation of 2 frames" in str(refused.value)
+    assert "never copied.jpg: an empty file" in str(refused.value)
+    assert not (tmp_path / "pairs").exists()
+
+
 def test_max_side_scales_down(tmp_path):
     src = make_photos(tmp_path / "photos", names=("camera",))
     out = synthesize_pairs(src, tmp_path / "pairs", SynthConfig(pairs_per_photo=1), max_side=80, log=lambda _: None)

@@ -83,7 +83,7 @@ def synthesize_pairs(
     val_indices = set(order[:held_out].tolist())
     # A kernel must be small against the photo; with log_length it never passes 12% of the photo's long side.
     min_side = int(np.ceil(synth.min_length if synth.log_length else synth.max_length)) * 4
-    # Sizes from the headers, before any work: a photo found too small after an hour of pairs wastes the hour.
+    # From the headers, before any work: a photo found too small or animated after an hour of pairs wastes the hour.
     problems = [problem for path in photos if (problem := _size_problem(path, max_side, min_side, synth))]
     if problems:
         raise DatasetError(
@@ -110,12 +110,13 @@ def synthesize_pairs(
 
 
 def _size_problem(path: Path, max_side: int | None, min_side: int, synth: SynthConfig) -> str | None:
-    """What is wrong with a photo's size (from its header, scaled to `max_side`), or None; an unreadable photo is
-    left to the reading, which names what is wrong with it."""
+    """What is wrong with a photo that its header tells (its size, scaled to `max_side`; an animation, an empty
+    file, a JPEG too short for its pixels, not a photo at all), or None. What only decoding finds (a PNG cut short)
+    is left to the reading."""
     try:
         width, height = peek_photo(path, str(path))
-    except ImageReadError:
-        return None
+    except ImageReadError as err:  # the reading would refuse it as well, after the other photos' work
+        return str(err)
     scale = min(1.0, max_side / max(width, height)) if max_side else 1.0
     if min(round(width * scale), round(height * scale)) < min_side:
         length = synth.min_length if synth.log_length else synth.max_length
