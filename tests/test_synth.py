@@ -86,6 +86,79 @@ def test_same_seed_same_pairs_other_photos_do_not_matter(tmp_path):
     np.testing.assert_array_equal(a, b)
 
 
+def tree(folder):
+    return {path.relative_to(folder): path.read_bytes() for path in sorted(folder.rglob("*")) if path.is_file()}
+
+
+def test_a_stopped_run_goes_on_from_its_finished_photos_and_gives_an_unstopped_runs_pairs(tmp_path, monkeypatch):
+    import deblur.data.synth as synth_module
+
+    src = make_photos(tmp_path / "photos")
+    recipe = SynthConfig(pairs_per_photo=2)
+    whole = synthesize_pairs(src, tmp_path / "whole", recipe, val_fraction=0.4, progress=False, log=print).out
+    made, real = [], synth_module.write_pairs
+
+    def stopped_after_two(sharp, folder, synth, rng):
+        if len(made) == 2:
+            real(sharp, folder, synth, rng)  # a third photo half written, then Ctrl-C
+            (folder / "sharp" / "001.png").unlink()
+            raise KeyboardInterrupt
+        made.append(folder.name)
+        real(sharp, folder, synth, rng)
+
+    out = tmp_path / "pairs"
+    monkeypatch.setattr(synth_module, "write_pairs", stopped_after_two)
+    with pytest.raises(KeyboardInterrupt):
+        synthesize_pairs(src, out, recipe, val_fraction=0.4, progress=False, log=print)
+    assert not out.exists() and (tmp_path / ".pairs.parts").is_dir()
+    made.clear()
+    monkeypatch.setattr(synth_module, "write_pairs", lambda *args: made.append(args[1].name) or real(*args))
+    said = []
+    synthesize_pairs(src, out, recipe, val_fraction=0.4, progress=False, log=said.append)
+    assert len(made) == 3  # the two finished photos were not made again
+    assert any("2 of 5 photos' pairs were made before" in line for line in said)
+    assert tree(out) == tree(whole)
+    assert not (tmp_path / ".pairs.parts").exists()
+
+
+def test_a_stopped_run_with_another_recipe_starts_over(tmp_path, monkeypatch):
+    import deblur.data.synth as synth_module
+
+    src = make_photos(tmp_path / "photos", names=("camera", "rocket"))
+    real = synth_module.write_pairs
+
+    def stopped(sharp, folder, synth, rng):
+        real(sharp, folder, synth, rng)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(synth_module, "write_pairs", stopped)
+    with pytest.raises(KeyboardInterrupt):
+        synthesize_pairs(src, tmp_path / "pairs", SynthConfig(pairs_per_photo=1), progress=False, log=print)
+    monkeypatch.setattr(synth_module, "write_pairs", real)
+    said = []
+    other = SynthConfig(pairs_per_photo=1, seed=7)
+    out = synthesize_pairs(src, tmp_path / "pairs", other, progress=False, log=said.append).out
+    assert any("another recipe" in line and "starting over" in line for line in said)
+    fresh = synthesize_pairs(src, tmp_path / "fresh", other, progress=False, log=print).out
+    assert tree(out) == tree(fresh)
+
+
+def test_a_photo_found_unreadable_keeps_the_others_pairs_for_the_next_run(tmp_path):
+    src = make_photos(tmp_path / "photos", names=("camera", "rocket"))
+    whole = src / "camera.png"
+    (src / "cut.png").write_bytes(whole.read_bytes()[: len(whole.read_bytes()) // 2])  # found only when decoded
+    out = tmp_path / "pairs"
+    with pytest.raises(DatasetError, match="cut.png") as refused:
+        synthesize_pairs(src, out, SynthConfig(pairs_per_photo=1), val_fraction=0.0, progress=False, log=print)
+    assert f"nothing was written to {out} (the other photos' pairs are kept in" in str(refused.value)
+    assert not out.exists()
+    (src / "cut.png").unlink()
+    said = []
+    synthesize_pairs(src, out, SynthConfig(pairs_per_photo=1), val_fraction=0.0, progress=False, log=said.append)
+    assert any("2 of 2 photos' pairs were made before" in line for line in said)
+    assert sorted(path.name for path in (out / "train").iterdir()) == ["camera", "holiday__rocket"]
+
+
 def held_out(tmp_path, name, synth):
     src = tmp_path / "photos"
     if not src.exists():

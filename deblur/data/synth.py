@@ -8,12 +8,21 @@ the embedded demo uses) and written in GOPRO's layout, one "sequence" per photo,
 
 `blurry = clip(round(255 * (reflect-padded sharp/255 convolved with kernel + noise)))`, so with the kernel file a
 pair can be reproduced (exactly, when noise is 0).
+
+The pairs are made in a hidden folder beside OUT, renamed to OUT when every photo's are there; a run that is stopped
+goes on from the photos it finished when the same command is run again (a photo's pairs depend only on the recipe
+and the photo's name, so the result is the one an unstopped run gives):
+
+    .OUT.parts/recipe.json        what the pairs are made with: another recipe starts over
+    .OUT.parts/train/<photo>/...  finished photos (each renamed into place when its pairs are all written)
 """
 
 from __future__ import annotations
 
 import dataclasses
+import json
 import os
+import shutil
 import zlib
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
@@ -29,8 +38,10 @@ from deblur.console import progress_bar
 from deblur.data.pairs import DatasetError, problem_listing
 from deblur.data.writer import write_pairs
 from deblur.errors import SettingError
-from deblur.files import atomic_dir, check_outside, check_parent
+from deblur.files import atomic_write_text, check_outside, check_parent, full_disk_named, make_folder
 from deblur.imageio import RAW_SUFFIXES, ImageReadError, find_images, peek_photo, raw_files, read_photo
+
+PARTS_FORMAT = 1  # the work folder's layout and the pairs' recipe: another version's parts start over
 
 
 @dataclass
@@ -58,7 +69,8 @@ def synthesize_pairs(
     progress: bool = True,
     log: Callable[[str], None] = print,
 ) -> SynthReport:
-    """Make the pairs; `out` appears complete or not at all, and is never an existing folder."""
+    """Make the pairs; `out` appears complete or not at all, and is never an existing folder. A stopped run goes
+    on from the photos it finished (the module's docstring)."""
     src, out = Path(src), Path(out)
     if not src.is_dir():
         raise DatasetError(f"{src} is not a folder", settings=("src",))
@@ -89,24 +101,88 @@ def synthesize_pairs(
         raise DatasetError(
             f"{len(problems)} photo(s) in {src} cannot be used; nothing was written:\n{problem_listing(problems)}"
         )
-    with atomic_dir(out) as tmp:
+    work = _work_folder(out)
+    with full_disk_named(out, work):
+        _start_work(work, _recipe(src, synth, max_side), log)
+        folders = [work / ("test" if i in val_indices else "train") / names[i] for i in range(len(photos))]
         jobs = [
-            (photos[i], tmp / ("test" if i in val_indices else "train") / names[i], names[i], synth, max_side, min_side)
+            (photos[i], folders[i], names[i], synth, max_side, min_side)
             for i in range(len(photos))
+            if not _finished(folders[i])
         ]
-        workers = _workers(synth, len(photos))
+        if len(jobs) < len(photos):
+            log(f"going on from {work}: {len(photos) - len(jobs)} of {len(photos)} photos' pairs were made before")
+        workers = _workers(synth, len(jobs))
         with ProcessPoolExecutor(workers, mp_context=get_context("spawn")) if workers > 1 else _Inline() as pool:
             done = pool.map(_photo_pairs, jobs)
             for problem in progress_bar(done, total=len(jobs), desc="photos", unit="photo", disable=not progress):
                 if problem:
                     problems.append(problem)
         if problems:
+            kept = ""
+            if any(folder.is_dir() for folder in folders):
+                kept = f" (the other photos' pairs are kept in {work} for the next run)"
+            else:
+                shutil.rmtree(work)
             raise DatasetError(
-                f"{len(problems)} photo(s) in {src} cannot be used; nothing was written:\n{problem_listing(problems)}"
+                f"{len(problems)} photo(s) in {src} cannot be used; nothing was written to {out}{kept}:\n"
+                f"{problem_listing(problems)}"
             )
+        _finish_work(work, out, set(folders))
     report = SynthReport(out, len(photos) - held_out, held_out, len(photos) * synth.pairs_per_photo)
     log(f"wrote {report.pairs} pairs from {len(photos)} photos to {out} ({held_out} photo(s) held out in test/)")
     return report
+
+
+def _work_folder(out: Path) -> Path:
+    return out.parent / f".{out.name}.parts"
+
+
+def _recipe(src: Path, synth: SynthConfig, max_side: int | None) -> dict:
+    """What a photo's pairs are made from, besides the photo: a run with other values starts over."""
+    return {"format": PARTS_FORMAT, "src": str(src.resolve()), "max_side": max_side, "synth": dataclasses.asdict(synth)}
+
+
+def _start_work(work: Path, recipe: dict, log: Callable[[str], None]) -> None:
+    """The work folder of an earlier run with the same recipe, as it was; any other is cleared."""
+    manifest = work / "recipe.json"
+    if work.is_dir():
+        try:
+            before = json.loads(manifest.read_text())
+        except (OSError, ValueError):
+            before = None
+        if before == recipe:
+            return
+        log(f"{work}: pairs of an earlier run with another recipe or another version of deblur; starting over")
+        shutil.rmtree(work)
+    make_folder(work)
+    atomic_write_text(manifest, json.dumps(recipe, indent=2) + "\n")
+
+
+def _finished(folder: Path) -> bool:
+    """Whether a photo's pairs are all there, in `folder` or in the other split's (where the photo was held out,
+    or not, by an earlier run over other photos: its pairs are the same, so they are moved)."""
+    if folder.is_dir():
+        return True
+    other = folder.parent.parent / ("train" if folder.parent.name == "test" else "test") / folder.name
+    if other.is_dir():
+        folder.parent.mkdir(exist_ok=True)
+        os.rename(other, folder)
+        return True
+    return False
+
+
+def _finish_work(work: Path, out: Path, folders: set[Path]) -> None:
+    """`work` renamed to `out`, without what is not the pairs of this run's photos (the recipe, the pairs of photos
+    taken out of the folder since an earlier run, a photo's unfinished folder)."""
+    (work / "recipe.json").unlink()
+    for split in (work / "train", work / "test"):
+        for folder in split.iterdir() if split.is_dir() else ():
+            if folder not in folders:
+                shutil.rmtree(folder)
+        if split.is_dir() and not any(split.iterdir()):
+            split.rmdir()
+    os.rename(work, out)
 
 
 def _size_problem(path: Path, max_side: int | None, min_side: int, synth: SynthConfig) -> str | None:
@@ -133,8 +209,12 @@ def _photo_pairs(job: tuple[Path, Path, str, SynthConfig, int | None, int]) -> s
         return str(err)
     if min(sharp.shape[:2]) < min_side:  # its header said otherwise (an EXIF turn does not change the short side)
         return f"{path}: {sharp.shape[1]}x{sharp.shape[0]} is too small (at least {min_side} px a side)"
+    # Written aside and renamed into place: a folder under its own name is a photo's pairs, whole.
+    part = folder.with_name(f".{folder.name}.part")
+    shutil.rmtree(part, ignore_errors=True)  # a stopped run's
     # One stream per photo: its pairs do not depend on which other photos are in the folder, nor on the workers.
-    write_pairs(sharp, folder, synth, np.random.default_rng([synth.seed, zlib.crc32(name.encode())]))
+    write_pairs(sharp, part, synth, np.random.default_rng([synth.seed, zlib.crc32(name.encode())]))
+    os.rename(part, folder)
     return None
 
 
