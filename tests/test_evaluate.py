@@ -228,3 +228,82 @@ def test_a_folder_as_the_results_file_is_refused(synthetic, tmp_path):
     args = ["evaluate", str(data), "--model", str(model), "--out", str(tmp_path), "--overwrite", "-q"]
     result = runner.invoke(app, args)
     assert result.exit_code == 1 and f"{tmp_path} is a folder: give a file for the results" in result.output
+
+
+def stopped_then_run_again(monkeypatch, first, second):
+    import deblur.evaluation.evaluate as evaluation
+
+    read, real = [], evaluation._read
+
+    def reading(path):
+        if len(read) == 5:
+            raise KeyboardInterrupt
+        read.append(path)
+        return real(path)
+
+    monkeypatch.setattr(evaluation, "_read", reading)
+    with pytest.raises(KeyboardInterrupt):
+        first()
+    read.clear()
+    monkeypatch.setattr(evaluation, "_read", lambda path: read.append(path) or real(path))
+    said = []
+    report = second(said.append)
+    return report, said, len(read) // 2
+
+
+EVALUATION = {"split": "all", "baselines": False, "precision": "float32", "progress": False}
+
+
+def test_a_stopped_evaluation_goes_on_from_the_pairs_it_scored(synthetic, tmp_path, monkeypatch):
+    from deblur.evaluation.evaluate import evaluate_model
+
+    data, model = synthetic
+    whole = evaluate_model(model, data, out=tmp_path / "whole.json", log=print, **EVALUATION).to_json()
+    out, parts = tmp_path / "results.json", tmp_path / ".results.json.parts.jsonl"
+
+    def first():
+        evaluate_model(model, data, out=out, log=print, **EVALUATION)
+
+    def second(log):
+        assert not out.exists()
+        assert len(parts.read_text().splitlines()) == 3  # what the scores depend on, and two pairs
+        return evaluate_model(model, data, out=out, log=log, **EVALUATION).to_json()
+
+    resumed, said, scored = stopped_then_run_again(monkeypatch, first, second)
+    assert any("2 of 5 pair(s) were scored before" in line for line in said)
+    assert scored == 3  # only the pairs left were read
+    for image in (*resumed["images"], *whole["images"]):
+        image.pop("seconds")
+    assert resumed["images"] == whole["images"] and resumed["mean"] == whole["mean"]
+    assert json.loads(out.read_text())["mean"] == whole["mean"]
+    assert not parts.exists()
+
+
+def test_other_settings_start_over_and_a_changed_pair_is_scored_again(synthetic, tmp_path, monkeypatch):
+    import os
+
+    from deblur.evaluation.evaluate import evaluate_model, evaluation_pairs
+
+    data, model = synthetic
+    out = tmp_path / "results.json"
+
+    def first():
+        evaluate_model(model, data, out=out, log=print, **EVALUATION)
+
+    def with_baselines(log):
+        return evaluate_model(model, data, out=out, log=log, **{**EVALUATION, "baselines": True})
+
+    _, said, scored = stopped_then_run_again(monkeypatch, first, with_baselines)
+    assert scored == 5 and not any("scored before" in line for line in said)
+
+    out.unlink()
+    touched = evaluation_pairs(data, "all")[0].blurry
+    stat = touched.stat()
+
+    def after_a_change(log):
+        os.utime(touched, ns=(stat.st_atime_ns, stat.st_mtime_ns + 10**9))
+        return evaluate_model(model, data, out=out, log=log, **EVALUATION)
+
+    _, said, scored = stopped_then_run_again(monkeypatch, first, after_a_change)
+    assert any("1 of 5 pair(s) were scored before" in line for line in said)
+    assert scored == 4

@@ -37,7 +37,13 @@ def evaluate(
         typer.Option("--data", **LOCAL, hidden=True, help="The dataset folder, as earlier versions took it."),
     ] = None,
     model: Annotated[str | None, typer.Option(help=MODEL_HELP)] = None,
-    out: Annotated[Path | None, typer.Option(**LOCAL, help="Also write the results as JSON to this file.")] = None,
+    out: Annotated[
+        Path | None,
+        typer.Option(
+            **LOCAL,
+            help="Also write the results as JSON to this file; a stopped run then goes on from the pairs it scored.",
+        ),
+    ] = None,
     split: Annotated[
         EvaluationSplit,
         typer.Option(help="Which pairs: auto is the held-out split where the data has one (GOPRO's test/), else all."),

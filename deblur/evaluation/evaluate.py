@@ -23,6 +23,7 @@ from deblur.errors import OutputExistsError, SettingError
 from deblur.evaluation.align import aligned_scores, smallest_side
 from deblur.evaluation.baselines import WITH_KERNEL, WITHOUT_KERNEL
 from deblur.evaluation.report import EvaluationReport, ImageResult
+from deblur.evaluation.resume import ScoredSoFar
 from deblur.files import atomic_write_text, check_parent
 from deblur.inference import Deblurrer, open_deblurrer
 from deblur.losses import SSIM_WINDOW, psnr, ssim
@@ -75,9 +76,11 @@ def evaluate(
     baselines: bool = True,
     align: bool = False,
     progress: bool = True,
+    scored: ScoredSoFar | None = None,
 ) -> EvaluationReport:
     """Score the model, the blurry input and (with `baselines`) classical deblurring on every pair; with `align`,
-    also at each one's best sub-pixel shift (`deblur.evaluation.align`)."""
+    also at each one's best sub-pixel shift (`deblur.evaluation.align`). With `scored`, pairs it holds are taken
+    from it, and each pair scored here is added to it."""
     report = EvaluationReport(
         model_name,
         data_name,
@@ -88,6 +91,9 @@ def evaluate(
         estimates=deblurrer.estimates,
     )
     for pair in progress_bar(pairs, desc="evaluating", unit="image", disable=not progress):
+        if scored and (before := scored.get(pair)):
+            report.images.append(before)
+            continue
         blurry, sharp = _read(pair.blurry), _read(pair.sharp)
         outputs, seconds = {"blurry": blurry}, {}
         started = time.perf_counter()
@@ -117,6 +123,8 @@ def evaluate(
                 result.aligned_psnr[method], result.aligned_ssim[method] = scores.psnr, scores.ssim
                 result.shift[method] = scores.shift
         report.images.append(result)
+        if scored:
+            scored.add(pair, result)
     return report
 
 
@@ -159,6 +167,12 @@ def evaluate_model(
     )
     whole = " (a flat folder has no split of its own: all its pairs)" if asked == "auto" and split == "all" else ""
     log(f"{len(pairs)} {split} pair(s) from {data}{whole}")
+    scored = None
+    if out is not None:  # a stopped run goes on from the pairs it scored
+        settings = {"data": str(Path(data).resolve()), "split": split, "baselines": baselines, "align": align}
+        scored = ScoredSoFar(out, {"deblurrer": deblurrer.identity(), **settings})
+        if before := sum(scored.get(pair) is not None for pair in pairs):
+            log(f"going on from {scored.path}: {before} of {len(pairs)} pair(s) were scored before")
     report = evaluate(
         deblurrer,
         pairs,
@@ -168,9 +182,11 @@ def evaluate_model(
         baselines=baselines,
         align=align,
         progress=progress,
+        scored=scored,
     )
-    if out is not None:
+    if out is not None and scored is not None:
         atomic_write_text(out, json.dumps(report.to_json(), indent=2) + "\n")
+        scored.finished()
     return report
 
 
