@@ -4,6 +4,7 @@ to write in can be one, and can be written in."""
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import shutil
 import tempfile
@@ -104,6 +105,15 @@ def atomic_path(final: str | Path, *, suffix: str = "") -> Iterator[Path]:
 def atomic_write_text(final: str | Path, text: str) -> None:
     with atomic_path(final) as tmp:
         tmp.write_text(text)
+
+
+def read_manifest(path: Path) -> object:
+    """What a work folder's manifest (JSON) holds; None when it is missing or unreadable (a run killed before it
+    was written whole, another version's), which the callers treat as another job's folder."""
+    try:
+        return json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
 
 
 @contextlib.contextmanager

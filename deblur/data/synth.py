@@ -38,7 +38,7 @@ from deblur.console import progress_bar
 from deblur.data.pairs import DatasetError, problem_listing
 from deblur.data.writer import write_pairs
 from deblur.errors import SettingError
-from deblur.files import atomic_write_text, check_outside, check_parent, full_disk_named, make_folder
+from deblur.files import atomic_write_text, check_outside, check_parent, full_disk_named, make_folder, read_manifest
 from deblur.imageio import RAW_SUFFIXES, ImageReadError, find_images, peek_photo, raw_files, read_photo
 
 PARTS_FORMAT = 1  # the work folder's layout and the pairs' recipe: another version's parts start over
@@ -147,11 +147,7 @@ def _start_work(work: Path, recipe: dict, log: Callable[[str], None]) -> None:
     """The work folder of an earlier run with the same recipe, as it was; any other is cleared."""
     manifest = work / "recipe.json"
     if work.is_dir():
-        try:
-            before = json.loads(manifest.read_text())
-        except (OSError, ValueError):
-            before = None
-        if before == recipe:
+        if read_manifest(manifest) == recipe:
             return
         log(f"{work}: pairs of an earlier run with another recipe or another version of deblur; starting over")
         shutil.rmtree(work)

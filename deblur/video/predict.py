@@ -20,7 +20,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
-from deblur.files import atomic_write_text, full_disk_named
+from deblur.files import atomic_write_text, full_disk_named, read_manifest
 from deblur.imageio import DEFAULT_MAX_PIXELS
 from deblur.video.clips import Clip, Frame, VideoReadError, frames_per_segment, probe_clip, read_frames
 from deblur.video.encode import Encoding, JoinReport, SegmentWriter, join_segments, pixel_format
@@ -246,10 +246,7 @@ def finished_segments(work: Path, job: dict, log: Callable[[str], None]) -> set[
     """The segments a previous run finished with the same clip and settings; other parts are cleared."""
     manifest = work / "job.json"
     if work.is_dir():
-        try:
-            before = json.loads(manifest.read_text())
-        except (OSError, ValueError):
-            before = None
+        before = read_manifest(manifest)
         if before == job:
             done = {path for path in work.iterdir() if path.name[:5].isdigit() and not path.name.startswith(".")}
             if done:
