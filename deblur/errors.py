@@ -26,6 +26,12 @@ class SettingError(DeblurError, ValueError):
     """A setting's value is not allowed."""
 
 
+class Interrupted(DeblurError):
+    """Stopped by Ctrl-C or SIGTERM; the message says what was kept for the next run."""
+
+    exit_code = 130  # as a shell reports Ctrl-C
+
+
 class OutputExistsError(DeblurError, FileExistsError):
     """An output would replace an existing file or folder the user did not ask to replace."""
 

@@ -11,6 +11,7 @@ from typer.testing import CliRunner
 from deblur.cli import app
 from deblur.config import SynthConfig
 from deblur.data.synth import synthesize_pairs
+from deblur.errors import Interrupted
 from deblur.shake.tries import ESTIMATES
 from deblur.training.trainer import train
 
@@ -242,7 +243,7 @@ def stopped_then_run_again(monkeypatch, first, second):
         return real(path)
 
     monkeypatch.setattr(evaluation, "_read", reading)
-    with pytest.raises(KeyboardInterrupt):
+    with pytest.raises(Interrupted, match=r"stopped: the scores of 2 of 5 pair\(s\) are kept in .*parts.jsonl; the"):
         first()
     read.clear()
     monkeypatch.setattr(evaluation, "_read", lambda path: read.append(path) or real(path))

@@ -12,7 +12,7 @@ from deblur.data.demo import load_photo
 from deblur.data.kernels import apply_blur
 from deblur.data.pairs import DatasetError, preflight
 from deblur.data.synth import synthesize_pairs
-from deblur.errors import SettingError
+from deblur.errors import Interrupted, SettingError
 from deblur.training.trainer import train
 
 runner = CliRunner()
@@ -108,7 +108,7 @@ def test_a_stopped_run_goes_on_from_its_finished_photos_and_gives_an_unstopped_r
 
     out = tmp_path / "pairs"
     monkeypatch.setattr(synth_module, "write_pairs", stopped_after_two)
-    with pytest.raises(KeyboardInterrupt):
+    with pytest.raises(Interrupted, match=r"stopped: 2 of 5 photos' pairs are kept in .*\.pairs\.parts; the same"):
         synthesize_pairs(src, out, recipe, val_fraction=0.4, progress=False, log=print)
     assert not out.exists() and (tmp_path / ".pairs.parts").is_dir()
     made.clear()
@@ -132,7 +132,7 @@ def test_a_stopped_run_with_another_recipe_starts_over(tmp_path, monkeypatch):
         raise KeyboardInterrupt
 
     monkeypatch.setattr(synth_module, "write_pairs", stopped)
-    with pytest.raises(KeyboardInterrupt):
+    with pytest.raises(Interrupted):
         synthesize_pairs(src, tmp_path / "pairs", SynthConfig(pairs_per_photo=1), progress=False, log=print)
     monkeypatch.setattr(synth_module, "write_pairs", real)
     said = []

@@ -37,7 +37,7 @@ from deblur.config import SynthConfig, load_config
 from deblur.console import progress_bar
 from deblur.data.pairs import DatasetError, problem_listing
 from deblur.data.writer import write_pairs
-from deblur.errors import SettingError
+from deblur.errors import Interrupted, SettingError
 from deblur.files import atomic_write_text, check_outside, check_parent, full_disk_named, make_folder, read_manifest
 from deblur.imageio import RAW_SUFFIXES, ImageReadError, find_images, peek_photo, raw_files, read_photo
 
@@ -113,11 +113,18 @@ def synthesize_pairs(
         if len(jobs) < len(photos):
             log(f"going on from {work}: {len(photos) - len(jobs)} of {len(photos)} photos' pairs were made before")
         workers = _workers(synth, len(jobs))
-        with ProcessPoolExecutor(workers, mp_context=get_context("spawn")) if workers > 1 else _Inline() as pool:
-            done = pool.map(_photo_pairs, jobs)
-            for problem in progress_bar(done, total=len(jobs), desc="photos", unit="photo", disable=not progress):
-                if problem:
-                    problems.append(problem)
+        try:
+            with ProcessPoolExecutor(workers, mp_context=get_context("spawn")) if workers > 1 else _Inline() as pool:
+                done = pool.map(_photo_pairs, jobs)
+                for problem in progress_bar(done, total=len(jobs), desc="photos", unit="photo", disable=not progress):
+                    if problem:
+                        problems.append(problem)
+        except KeyboardInterrupt:
+            finished = sum(folder.is_dir() for folder in folders)
+            raise Interrupted(
+                f"stopped: {finished} of {len(photos)} photos' pairs are kept in {work}; the same command goes on "
+                "from them"
+            ) from None
         if problems:
             kept = ""
             if any(folder.is_dir() for folder in folders):

@@ -19,7 +19,7 @@ from deblur.console import progress_bar
 from deblur.data.pairs import DatasetError, Pair, Splits, check_pairs, discover, problem_listing
 from deblur.data.sequence import load_rgb
 from deblur.data.writer import kernel_file
-from deblur.errors import OutputExistsError, SettingError
+from deblur.errors import Interrupted, OutputExistsError, SettingError
 from deblur.evaluation.align import aligned_scores, smallest_side
 from deblur.evaluation.baselines import WITH_KERNEL, WITHOUT_KERNEL
 from deblur.evaluation.report import EvaluationReport, ImageResult
@@ -173,17 +173,26 @@ def evaluate_model(
         scored = ScoredSoFar(out, {"deblurrer": deblurrer.identity(), **settings})
         if before := sum(scored.get(pair) is not None for pair in pairs):
             log(f"going on from {scored.path}: {before} of {len(pairs)} pair(s) were scored before")
-    report = evaluate(
-        deblurrer,
-        pairs,
-        model_name=str(chosen.path),
-        data_name=str(data),
-        split=split,
-        baselines=baselines,
-        align=align,
-        progress=progress,
-        scored=scored,
-    )
+    try:
+        report = evaluate(
+            deblurrer,
+            pairs,
+            model_name=str(chosen.path),
+            data_name=str(data),
+            split=split,
+            baselines=baselines,
+            align=align,
+            progress=progress,
+            scored=scored,
+        )
+    except KeyboardInterrupt:
+        if scored is None:
+            raise
+        kept = sum(scored.get(pair) is not None for pair in pairs)
+        raise Interrupted(
+            f"stopped: the scores of {kept} of {len(pairs)} pair(s) are kept in {scored.path}; the same command "
+            "goes on from them"
+        ) from None
     if out is not None and scored is not None:
         atomic_write_text(out, json.dumps(report.to_json(), indent=2) + "\n")
         scored.finished()

@@ -58,7 +58,9 @@ class ScoredSoFar:
         return result if files == _stamp(pair) else None
 
     def add(self, pair: Pair, result: ImageResult) -> None:
-        line = json.dumps({"name": pair.name, "files": _stamp(pair), "result": asdict(result)})
+        stamp = _stamp(pair)
+        self.results[pair.name] = (stamp, result)
+        line = json.dumps({"name": pair.name, "files": stamp, "result": asdict(result)})
         with self.path.open("a") as file:
             file.write(line + "\n")
             file.flush()
