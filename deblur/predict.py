@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
-from deblur.errors import DeblurError, NothingFoundError, OutputExistsError, SettingError
+from deblur.errors import DeblurError, Interrupted, NothingFoundError, OutputExistsError, SettingError
 from deblur.files import check_folder
 from deblur.imageio import (
     DEFAULT_MAX_PIXELS,
@@ -34,7 +34,7 @@ from deblur.min_side import check_min_side
 from deblur.settings import PredictSettings, WriteSettings
 from deblur.video.clips import VIDEO_SUFFIXES, is_media_file
 from deblur.video.encode import Codec, video_suffix
-from deblur.video.predict import ClipReport, VideoOptions, deblur_clip
+from deblur.video.predict import ClipReport, VideoOptions, deblur_clip, finished_segment_files, work_folder
 
 if TYPE_CHECKING:
     from deblur.inference import Deblurrer
@@ -266,9 +266,22 @@ def predict_files(
                 report.written.append(predict_one(item, deblurrer, write, plan.max_pixels, progress, flattened))
         except (ImageReadError, OutputExistsError) as err:
             report.failed.append((item.source, err))
+        except KeyboardInterrupt:
+            raise _stopped(item, report, plan) from None
         if progress:
             progress.finished()
     return report
+
+
+def _stopped(item: Input, report: PredictReport, plan: InputPlan) -> Interrupted:
+    """What a stopped predict kept: the outputs written (which the same command skips) and a clip's segments."""
+    work = work_folder(item.target)
+    segments = len(finished_segment_files(work)) if item.kind == "video" and work.is_dir() else 0
+    kept = f"; {segments} finished segment(s) of {item.source} are kept in {work}" if segments else ""
+    return Interrupted(
+        f"stopped: {len(report.written)} of {len(plan.todo)} output(s) written{kept}; the same command goes on from "
+        "there"
+    )
 
 
 def predict_clip(

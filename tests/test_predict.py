@@ -226,3 +226,28 @@ def test_a_url_without_an_engine_is_refused_not_made_a_local_folder(tmp_path, mo
     assert not (tmp_path / "s3:").exists()  # it had written s3:/bucket/sharp/a.png here
     result = runner.invoke(app, ["predict", "s3://bucket/a.png", "gs://b/photos", "-q"])
     assert result.exit_code == 1 and "s3://bucket/a.png, gs://b/photos: URLs, which" in result.output
+
+
+def test_a_stopped_predict_says_what_it_wrote_and_kept(tmp_path, monkeypatch):
+    import deblur.predict
+    from deblur.video.predict import work_folder
+
+    model = save_model(tmp_path / "identity")
+    for name in ("a.png", "b.png"):
+        Image.fromarray(noise((16, 16, 3))).save(tmp_path / name)
+    (tmp_path / "c.mp4").write_bytes(b"")  # never read: its deblurring is stopped below
+
+    def clip_stopped_after_a_segment(item, *args, **kwargs):
+        work_folder(item.target).mkdir(parents=True)
+        (work_folder(item.target) / "00000.mp4").write_bytes(b"segment")
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(deblur.predict, "input_kind", lambda path: "video" if path.suffix == ".mp4" else "photo")
+    monkeypatch.setattr(deblur.predict, "predict_clip", clip_stopped_after_a_segment)
+    out = tmp_path / "out"
+    inputs = [str(tmp_path / name) for name in ("a.png", "b.png", "c.mp4")]
+    result = runner.invoke(app, ["predict", *inputs, "--model", str(model), "--out", str(out), "-q"])
+    assert result.exit_code == 130
+    assert "stopped: 2 of 3 output(s) written; 1 finished segment(s) of" in result.output
+    assert f"are kept in {out / '.c.mp4.parts'}; the same command goes on from there" in result.output
+    assert sorted(path.name for path in out.iterdir()) == [".c.mp4.parts", "a.png", "b.png"]

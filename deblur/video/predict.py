@@ -242,13 +242,18 @@ def clip_job(clip: Clip, identity: dict, options: VideoOptions, per_segment: int
     }
 
 
+def finished_segment_files(work: Path) -> set[Path]:
+    """The segments in a clip's work folder (a segment being written has a hidden name until it is whole)."""
+    return {path for path in work.iterdir() if path.name[:5].isdigit() and not path.name.startswith(".")}
+
+
 def finished_segments(work: Path, job: dict, log: Callable[[str], None]) -> set[Path]:
     """The segments a previous run finished with the same clip and settings; other parts are cleared."""
     manifest = work / "job.json"
     if work.is_dir():
         before = read_manifest(manifest)
         if before == job:
-            done = {path for path in work.iterdir() if path.name[:5].isdigit() and not path.name.startswith(".")}
+            done = finished_segment_files(work)
             if done:
                 log(f"resuming: {len(done)} finished segment(s) in {work}")
             return done
