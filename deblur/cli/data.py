@@ -60,7 +60,14 @@ def _recipe_options(command):
 @_recipe_options
 def synth(
     src: Annotated[Path, typer.Option(**LOCAL, help="Folder of sharp photos (searched recursively).")],
-    out: Annotated[Path, typer.Option(**LOCAL, help="New folder for the pairs, in GOPRO's layout.")],
+    out: Annotated[
+        Path,
+        typer.Option(
+            **LOCAL,
+            help="New folder for the pairs, in GOPRO's layout. A stopped run goes on from the photos it finished when "
+            "the same command is run again.",
+        ),
+    ],
     config: Annotated[
         str | None,
         typer.Option(
