@@ -371,3 +371,21 @@ def test_export_speaks_of_the_model_only_and_a_kernel_aware_one_takes_six_channe
     assert psnr(session.run(None, {"blurry": image})[0], expected) > 80
     refused = export(aware, tmp_path / "aware8.onnx", "--format", "onnx", "--quantize", "int8")
     assert refused.exit_code == 1 and "is kernel-aware: int8 calibrates on photos alone" in refused.output
+
+
+def test_calibration_reads_each_photo_once(tmp_path, monkeypatch):
+    import deblur.export.calibration as calibration
+
+    rng = np.random.default_rng(0)
+    for name, size in (("a.png", (300, 400)), ("b.png", (90, 120))):
+        Image.fromarray(rng.integers(0, 256, (*size, 3), dtype=np.uint8)).save(tmp_path / name)
+    read, real = [], calibration.read_photo
+    monkeypatch.setattr(calibration, "read_photo", lambda path: read.append(path.name) or real(path))
+    patches = calibration.calibration_patches(tmp_path, count=64)
+    assert sorted(read) == ["a.png", "b.png"]  # not 32 reads of each
+    assert len(patches) == 64
+    assert all(patch.shape == (calibration.PATCH, calibration.PATCH, 3) for patch in patches[0::2])
+    assert all(patch.shape == (90, 120, 3) for patch in patches[1::2])  # the small photo whole
+    assert len({patch.tobytes() for patch in patches[0::2]}) > 1  # crops from other places
+    again = calibration.calibration_patches(tmp_path, count=64)
+    assert all(np.array_equal(x, y) for x, y in zip(patches, again, strict=True))

@@ -21,18 +21,20 @@ def calibration_patches(folder: Path | None = None, *, count: int = PATCHES, see
     """`count` random crops (HWC float32 in [0, 1], at most PATCH a side) taken evenly from the photos in
     `folder` (recursively), or from the demo dataset's blurry training images when `folder` is None."""
     photos = _demo_photos() if folder is None else _folder_photos(folder)
-    rng = np.random.default_rng(seed)
-    patches = []
-    for index in range(count):
-        path = photos[index % len(photos)]
+    patches: list[np.ndarray] = [np.empty(0)] * count
+    # Photo by photo, each read once (a folder of fewer photos than patches gives each several), with a random
+    # stream per patch: the crops do not depend on the order they are cut in.
+    for first, path in enumerate(photos[:count]):
         try:
             image = read_photo(path).rgb
         except ImageReadError as err:
             raise SettingError(f"calibration photo {err}", settings=("calibration",)) from None
         height, width = (min(side, PATCH) for side in image.shape[:2])
-        top = rng.integers(0, image.shape[0] - height + 1)
-        left = rng.integers(0, image.shape[1] - width + 1)
-        patches.append(np.ascontiguousarray(image[top : top + height, left : left + width]))
+        for index in range(first, count, len(photos)):
+            rng = np.random.default_rng([seed, index])
+            top = rng.integers(0, image.shape[0] - height + 1)
+            left = rng.integers(0, image.shape[1] - width + 1)
+            patches[index] = np.ascontiguousarray(image[top : top + height, left : left + width])
     return patches
 
 
