@@ -143,6 +143,29 @@ def test_a_stopped_run_with_another_recipe_starts_over(tmp_path, monkeypatch):
     assert tree(out) == tree(fresh)
 
 
+def test_a_photo_changed_since_a_stopped_run_is_made_again(tmp_path, monkeypatch):
+    import deblur.data.synth as synth_module
+
+    src = make_photos(tmp_path / "photos", names=("camera", "rocket"))
+    real = synth_module.write_pairs
+
+    def stopped_after_one(sharp, folder, synth, rng):
+        if list(tmp_path.glob(".pairs.parts/train/*/sharp")):
+            raise KeyboardInterrupt
+        real(sharp, folder, synth, rng)
+
+    monkeypatch.setattr(synth_module, "write_pairs", stopped_after_one)
+    with pytest.raises(Interrupted, match="1 of 2 photos' pairs are kept"):
+        synthesize_pairs(src, tmp_path / "pairs", SynthConfig(pairs_per_photo=1), val_fraction=0, log=print)
+    monkeypatch.setattr(synth_module, "write_pairs", real)
+    write_image(src / "camera.png", load_photo("coffee")[:120, :160])  # edited since
+    said = []
+    out = synthesize_pairs(src, tmp_path / "pairs", SynthConfig(pairs_per_photo=1), val_fraction=0, log=said.append)
+    assert not any("made before" in line for line in said)
+    fresh = synthesize_pairs(src, tmp_path / "fresh", SynthConfig(pairs_per_photo=1), val_fraction=0, log=print)
+    assert tree(out.out) == tree(fresh.out)
+
+
 def test_a_photo_found_unreadable_keeps_the_others_pairs_for_the_next_run(tmp_path):
     src = make_photos(tmp_path / "photos", names=("camera", "rocket"))
     whole = src / "camera.png"

@@ -14,7 +14,9 @@ goes on from the photos it finished when the same command is run again (a photo'
 and the photo's name, so the result is the one an unstopped run gives):
 
     .OUT.parts/recipe.json        what the pairs are made with: another recipe starts over
-    .OUT.parts/train/<photo>/...  finished photos (each renamed into place when its pairs are all written)
+    .OUT.parts/train/<photo>/...  finished photos (each renamed into place when its pairs are all written, with
+                                  the size and time of the photo it was made from: a photo changed since is
+                                  made again)
 """
 
 from __future__ import annotations
@@ -25,7 +27,6 @@ import os
 import shutil
 import zlib
 from collections.abc import Callable
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from multiprocessing import get_context
 from pathlib import Path
@@ -42,6 +43,7 @@ from deblur.files import atomic_write_text, check_outside, check_parent, full_di
 from deblur.imageio import RAW_SUFFIXES, ImageReadError, find_images, peek_photo, raw_files, read_photo
 
 PARTS_FORMAT = 1  # the work folder's layout and the pairs' recipe: another version's parts start over
+STAMP = ".photo.json"  # in a finished photo's folder while the work goes on: the photo it was made from
 
 
 @dataclass
@@ -108,14 +110,16 @@ def synthesize_pairs(
         jobs = [
             (photos[i], folders[i], names[i], synth, max_side, min_side)
             for i in range(len(photos))
-            if not _finished(folders[i])
+            if not _finished(folders[i], photos[i])
         ]
         if len(jobs) < len(photos):
             log(f"going on from {work}: {len(photos) - len(jobs)} of {len(photos)} photos' pairs were made before")
         workers = _workers(synth, len(jobs))
         try:
-            with ProcessPoolExecutor(workers, mp_context=get_context("spawn")) if workers > 1 else _Inline() as pool:
-                done = pool.map(_photo_pairs, jobs)
+            # A Pool, not an executor: leaving it (Ctrl-C, SIGTERM) terminates its processes, which would otherwise
+            # finish their photos beside the next run.
+            with get_context("spawn").Pool(workers) if workers > 1 else _Inline() as pool:
+                done = pool.imap(_photo_pairs, jobs)
                 for problem in progress_bar(done, total=len(jobs), desc="photos", unit="photo", disable=not progress):
                     if problem:
                         problems.append(problem)
@@ -162,17 +166,28 @@ def _start_work(work: Path, recipe: dict, log: Callable[[str], None]) -> None:
     atomic_write_text(manifest, json.dumps(recipe, indent=2) + "\n")
 
 
-def _finished(folder: Path) -> bool:
-    """Whether a photo's pairs are all there, in `folder` or in the other split's (where the photo was held out,
-    or not, by an earlier run over other photos: its pairs are the same, so they are moved)."""
-    if folder.is_dir():
-        return True
+def _finished(folder: Path, photo: Path) -> bool:
+    """Whether a photo's pairs are all there, made from the photo as it is now, in `folder` or in the other
+    split's (where the photo was held out, or not, by an earlier run over other photos: its pairs are the same, so
+    they are moved). Pairs of a photo changed since are removed."""
     other = folder.parent.parent / ("train" if folder.parent.name == "test" else "test") / folder.name
-    if other.is_dir():
+    for found in (folder, other):
+        if found.is_dir() and _read_stamp(found) != _stamp(photo):
+            shutil.rmtree(found)
+    if other.is_dir() and not folder.is_dir():
         folder.parent.mkdir(exist_ok=True)
         os.rename(other, folder)
-        return True
-    return False
+    return folder.is_dir()
+
+
+def _stamp(photo: Path) -> list:
+    """What tells that a photo is the one an earlier run made pairs from: its size and modification time."""
+    stat = photo.stat()
+    return [stat.st_size, stat.st_mtime_ns]
+
+
+def _read_stamp(folder: Path) -> object:
+    return read_manifest(folder / STAMP)
 
 
 def _finish_work(work: Path, out: Path, folders: set[Path]) -> None:
@@ -183,6 +198,8 @@ def _finish_work(work: Path, out: Path, folders: set[Path]) -> None:
         for folder in split.iterdir() if split.is_dir() else ():
             if folder not in folders:
                 shutil.rmtree(folder)
+            else:
+                (folder / STAMP).unlink()
         if split.is_dir() and not any(split.iterdir()):
             split.rmdir()
     os.rename(work, out)
@@ -212,12 +229,19 @@ def _photo_pairs(job: tuple[Path, Path, str, SynthConfig, int | None, int]) -> s
         return str(err)
     if min(sharp.shape[:2]) < min_side:  # its header said otherwise (an EXIF turn does not change the short side)
         return f"{path}: {sharp.shape[1]}x{sharp.shape[0]} is too small (at least {min_side} px a side)"
-    # Written aside and renamed into place: a folder under its own name is a photo's pairs, whole.
-    part = folder.with_name(f".{folder.name}.part")
-    shutil.rmtree(part, ignore_errors=True)  # a stopped run's
+    # Written aside (a folder of this process's own: one a killed run left is removed when the work is done) and
+    # renamed into place: a folder under the photo's name is its pairs, whole.
+    part = folder.with_name(f".{folder.name}.{os.getpid()}.part")
+    shutil.rmtree(part, ignore_errors=True)
     # One stream per photo: its pairs do not depend on which other photos are in the folder, nor on the workers.
     write_pairs(sharp, part, synth, np.random.default_rng([synth.seed, zlib.crc32(name.encode())]))
-    os.rename(part, folder)
+    atomic_write_text(part / STAMP, json.dumps(_stamp(path)))
+    try:
+        os.rename(part, folder)
+    except OSError:
+        if not folder.is_dir():
+            raise
+        shutil.rmtree(part)  # a killed run's process, still going, made the same pairs first
     return None
 
 
@@ -229,7 +253,7 @@ def _workers(synth: SynthConfig, photos: int) -> int:
 
 
 class _Inline:
-    """The pool's `map` in this process."""
+    """The pool's `imap` in this process."""
 
     def __enter__(self) -> _Inline:
         return self
@@ -237,7 +261,7 @@ class _Inline:
     def __exit__(self, *exc: object) -> None:
         return None
 
-    def map(self, function, items):  # noqa: ANN001, ANN201 - the pool's signature
+    def imap(self, function, items):  # noqa: ANN001, ANN201 - the pool's signature
         return map(function, items)
 
 
