@@ -118,6 +118,26 @@ def test_all_problems_listed_at_once(tmp_path):
     assert "2 problem(s)" in message and "000.png" in message and "003.png" in message
 
 
+def test_partners_of_the_same_name_but_another_extension_pair_where_it_is_clear(tmp_path):
+    rng = np.random.default_rng(0)
+    for name in ("blur/a.jpg", "sharp/a.png", "blur/b.png", "sharp/b.jpg", "sharp/b.bmp", "blur/c.png", "sharp/c.png"):
+        write_image(tmp_path / name, noise_image(rng, 40, 40))
+    (tmp_path / "sharp" / "d.txt").write_text("notes")
+    write_image(tmp_path / "blur" / "d.png", noise_image(rng, 40, 40))
+    splits, problems = discover(tmp_path)
+    pairs = {pair.name: pair.sharp.name for pair in splits.every}
+    assert pairs == {"a.jpg": "a.png", "c.png": "c.png"}
+    assert sorted(problems) == sorted(
+        [
+            f"{tmp_path / 'blur' / 'b.png'}: no sharp partner (expected {tmp_path / 'sharp' / 'b.png'})",
+            f"{tmp_path / 'sharp' / 'b.bmp'}: no blurry partner (expected {tmp_path / 'blur' / 'b.bmp'})",
+            f"{tmp_path / 'sharp' / 'b.jpg'}: no blurry partner (expected {tmp_path / 'blur' / 'b.jpg'})",
+            f"{tmp_path / 'blur' / 'd.png'}: no sharp partner (expected {tmp_path / 'sharp' / 'd.png'})",
+            f"{tmp_path / 'sharp' / 'd.txt'}: no blurry partner (expected {tmp_path / 'blur' / 'd.txt'})",
+        ]
+    )
+
+
 def test_missing_root_and_empty_root(tmp_path):
     with pytest.raises(DatasetError, match="does not exist"):
         preflight(tmp_path / "nope", 32)

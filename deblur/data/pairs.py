@@ -81,12 +81,13 @@ def find_pairs(root: str | Path) -> tuple[list[Pair], list[str]]:
         sharp_files = _files(sharp_dir)
         deconvolved_dir = blur_dir.parent / "deconvolved"
         deconvolved_files = _files(deconvolved_dir) if deconvolved_dir.is_dir() else None
-        for rel in sorted(blurry_files | sharp_files):
-            blurry, sharp = blur_dir / rel, sharp_dir / rel
-            if rel not in sharp_files:
-                problems.append(f"{blurry}: no sharp partner (expected {sharp})")
-            elif rel not in blurry_files:
+        partners = _partners(blurry_files, sharp_files)
+        for rel in sorted(blurry_files | (sharp_files - set(partners.values()))):
+            blurry, sharp = blur_dir / rel, sharp_dir / partners.get(rel, rel)
+            if rel not in blurry_files:
                 problems.append(f"{sharp}: no blurry partner (expected {blurry})")
+            elif rel not in partners:
+                problems.append(f"{blurry}: no sharp partner (expected {sharp})")
             elif blurry.suffix.lower() not in IMAGE_SUFFIXES:
                 problems.append(f"{blurry}: not an image file (PNG, JPEG or BMP expected)")
             elif deconvolved_files is not None and rel not in deconvolved_files:
@@ -96,6 +97,22 @@ def find_pairs(root: str | Path) -> tuple[list[Pair], list[str]]:
                 deconvolved = deconvolved_dir / rel if deconvolved_files is not None else None
                 pairs.append(Pair(blurry, sharp, name.removeprefix("./"), deconvolved))
     return pairs, problems
+
+
+def _partners(blurry_files: set[Path], sharp_files: set[Path]) -> dict[Path, Path]:
+    """Each blurry file's sharp partner: the file of the same name, else the one image of the same name but for its
+    extension (blur/a.jpg with sharp/a.png: a photo saved as JPEG and its reference as PNG), where it is the only
+    blurry image of that name too."""
+    partners = {rel: rel for rel in blurry_files & sharp_files}
+    spare: dict[Path, tuple[list[Path], list[Path]]] = {}
+    for side, files in enumerate((blurry_files - sharp_files, sharp_files - blurry_files)):
+        for rel in files:
+            if rel.suffix.lower() in IMAGE_SUFFIXES:
+                spare.setdefault(rel.with_suffix(""), ([], []))[side].append(rel)
+    for blurry, sharp in spare.values():
+        if len(blurry) == 1 and len(sharp) == 1:
+            partners[blurry[0]] = sharp[0]
+    return partners
 
 
 def without_deconvolved(pairs: list[Pair]) -> list[Pair]:
