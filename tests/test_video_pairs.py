@@ -55,6 +55,35 @@ def test_still_windows_are_skipped_and_the_last_windows_held_out_by_time(tmp_pat
     assert "2 window(s) with almost no motion skipped" in report.summary()
 
 
+def test_each_pair_is_written_as_it_is_made_and_the_held_out_ones_are_the_last(tmp_path, monkeypatch):
+    import deblur.video.pairs as video_pairs
+
+    folder = tmp_path / "frames"
+    folder.mkdir()
+    rng = np.random.default_rng(2)
+    frames = [rng.integers(0, 256, (16, 20, 3), dtype=np.uint8) for _ in range(7 * 10)]
+    for index, frame in enumerate(frames):
+        Image.fromarray(frame).save(folder / f"{index:03d}.png")
+    real, on_disk = video_pairs._windows, []
+
+    def counted(*args):
+        for window in real(*args):
+            on_disk.append(len(list(tmp_path.glob(".pairs.*/.windows/blur/*.png"))))
+            yield window
+
+    monkeypatch.setattr(video_pairs, "_windows", counted)
+    recipe = WindowRecipe(min_frames=7, max_frames=7, val_fraction=0.2)
+    report = pairs_from_video(folder, tmp_path / "pairs", recipe, fps=240, progress=False, log=lambda _: None)
+    assert on_disk == list(range(10))  # not held until the end: a long clip's pairs would fill the memory
+    assert (report.train_pairs, report.val_pairs) == (7, 2)
+    out = tmp_path / "pairs"
+    assert sorted(path.name for path in out.rglob("*") if path.name.startswith(".")) == []
+    for split, windows in (("train", range(7)), ("test", range(8, 10))):
+        for index, window in enumerate(windows):
+            sharp = np.asarray(Image.open(out / split / "frames" / "sharp" / f"{index:05d}.png"))
+            assert np.array_equal(sharp, frames[7 * window + 3])
+
+
 def test_a_low_frame_rate_warns_of_ghosts(tmp_path):
     clip = make_clip(tmp_path / "clip.mp4", frames=30, fps=30, audio=False)
     messages = []

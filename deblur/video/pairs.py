@@ -10,11 +10,14 @@ The pairs are written in GOPRO's layout, `OUT/train/<clip>/{blur,sharp}/` and `O
 `val_fraction` of the clip's windows held out by time (one window between them left out): neighbouring frames are
 near-duplicates, so a random split would validate on frames the model trained on.
 
-Frames are HWC RGB; only a running sum and the middle frame of a window are held, so memory does not grow with N.
+Frames are HWC RGB; only a running sum and the middle frame of a window are held, so memory does not grow with N,
+and each pair is written as it is made, so it does not grow with the clip's length either.
 """
 
 from __future__ import annotations
 
+import os
+import shutil
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -162,7 +165,6 @@ def pairs_from_video(
     for warning in report.warnings:
         log(f"warning: {warning}")
     rng = np.random.default_rng(recipe.seed)
-    windows = []  # (blurry, sharp) in time order, of the windows that moved
     read = 0
 
     def tally(frames: Iterator[np.ndarray]) -> Iterator[np.ndarray]:
@@ -171,40 +173,48 @@ def pairs_from_video(
             read += 1
             yield frame
 
-    bar = progress_bar(total=count, desc="frames", unit="frame", disable=not progress)
-    try:
-        for blurry, sharp, motion, used in _windows(tally(frames), rng, recipe):
-            report.frames += used
-            bar.update(used)
-            if motion < recipe.min_motion:
-                report.skipped_still += 1
-                continue
-            report.motion.append(motion)
-            report.blur_psnr.append(image_psnr(sharp / 255.0, blurry / 255.0))
-            windows.append((blurry, sharp))
-    finally:
-        bar.close()
-    if not report.frames:
-        raise VideoReadError(
-            f"{source}: {read} frame(s), too few for one window of {recipe.min_frames} to {recipe.max_frames} "
-            "(--min-frames, --max-frames)"
-        )
-    if not windows:
-        raise VideoReadError(
-            f"{source}: no window of frames moved enough to make a pair ({report.skipped_still} skipped, "
-            f"{report.frames} frames)"
-        )
-    held = int(round(len(windows) * recipe.val_fraction)) if len(windows) > 2 else 0
-    train = windows[: len(windows) - held - 1] if held else windows  # one window between: no near-duplicates
-    val = windows[len(windows) - held :] if held else []
     name = source.stem if source.is_file() else source.name
     with atomic_dir(out) as tmp:
-        for split, chosen in (("train", train), ("test", val)):
-            for index, (blurry, sharp) in enumerate(chosen):
+        # Each window's pair is written as it is made (a minute at 240 fps holds over a thousand: kept in memory
+        # they took gigabytes), and put in its split once their number, and so the held-out last ones, is known.
+        staged = tmp / ".windows"
+        windows = 0  # of the windows that moved, in time order
+        bar = progress_bar(total=count, desc="frames", unit="frame", disable=not progress)
+        try:
+            for blurry, sharp, motion, used in _windows(tally(frames), rng, recipe):
+                report.frames += used
+                bar.update(used)
+                if motion < recipe.min_motion:
+                    report.skipped_still += 1
+                    continue
+                report.motion.append(motion)
+                report.blur_psnr.append(image_psnr(sharp / 255.0, blurry / 255.0))
                 for kind, image in (("blur", blurry), ("sharp", sharp)):
+                    (staged / kind).mkdir(parents=True, exist_ok=True)
+                    Image.fromarray(image).save(staged / kind / f"{windows:05d}.png")
+                windows += 1
+        finally:
+            bar.close()
+        if not report.frames:
+            raise VideoReadError(
+                f"{source}: {read} frame(s), too few for one window of {recipe.min_frames} to {recipe.max_frames} "
+                "(--min-frames, --max-frames)"
+            )
+        if not windows:
+            raise VideoReadError(
+                f"{source}: no window of frames moved enough to make a pair ({report.skipped_still} skipped, "
+                f"{report.frames} frames)"
+            )
+        held = int(round(windows * recipe.val_fraction)) if windows > 2 else 0
+        train = range(windows - held - 1) if held else range(windows)  # one window between: no near-duplicates
+        val = range(windows - held, windows) if held else range(0)
+        for split, chosen in (("train", train), ("test", val)):
+            for index, window in enumerate(chosen):
+                for kind in ("blur", "sharp"):
                     folder = tmp / split / name / kind
                     folder.mkdir(parents=True, exist_ok=True)
-                    Image.fromarray(image).save(folder / f"{index:05d}.png")
+                    os.rename(staged / kind / f"{window:05d}.png", folder / f"{index:05d}.png")
+        shutil.rmtree(staged)  # and the window between, if any
     report.train_pairs, report.val_pairs = len(train), len(val)
     return report
 
