@@ -392,6 +392,23 @@ def test_a_run_whose_disk_fills_keeps_what_was_done_lists_only_real_failures_and
     assert not (out / FAILED_LIST).exists()
 
 
+def test_a_stopped_engine_run_says_what_it_wrote(model, tmp_path, monkeypatch):
+    from deblur.scale import ray_engine
+    from deblur.scale.worker import OK
+
+    inputs = photos(tmp_path / "in", 3)
+
+    def stopped_after_one(tasks, settings, **options):
+        task = tasks[0]
+        yield {**asdict(task), "status": OK, "frames": 0, "seconds": 0.0, "reason": ""}
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(ray_engine, "run_on_ray", stopped_after_one)
+    result = predict(inputs, "--out", tmp_path / "out", "--model", model, "--engine", "ray")
+    assert result.exit_code == 130
+    assert result.output.splitlines()[-1] == "error: stopped: 1 photo(s) written; the same command goes on from there"
+
+
 def test_an_address_nothing_answers_at_is_refused_before_any_work_naming_the_setting(model, tmp_path):
     with socket.socket() as listener:  # a port just given back: nothing answers there
         listener.bind(("127.0.0.1", 0))

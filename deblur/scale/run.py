@@ -21,7 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from deblur.errors import FULL_DISK, DeblurError, NothingFoundError, SettingError, full_disk_message
+from deblur.errors import FULL_DISK, DeblurError, Interrupted, NothingFoundError, SettingError, full_disk_message
 from deblur.imageio import raw_files
 from deblur.scale import ENGINES, FAILED_LIST, default_workers, storage
 from deblur.scale.plan import PHOTO, plan_inputs
@@ -96,24 +96,31 @@ def predict_at_scale(
     segments: dict[str, str] = {}  # a finished segment's file; or the reason it failed, by file
     unusable: set[str] = set()  # work folders of clips that cannot be used: nothing is kept for them
     not_started: dict | None = None
-    for row in run_on_ray(plan.tasks, worker, workers=workers, address=run.address, progress=progress):
-        if row["status"] == NOT_STARTED:  # every task of the job says so, at once: the job ends on it below
-            not_started = not_started or row
-        elif row["status"] == NO_ROOM:
-            report.stopped = report.stopped or row["reason"]
-            report.left += row["kind"] == PHOTO  # a clip is counted once, below
-        elif row["kind"] == PHOTO:
-            if row["status"] == OK:
-                report.written.append(row["target"])
-            elif row["status"] == SKIPPED:
-                report.skipped.append(row["target"])
+    try:
+        for row in run_on_ray(plan.tasks, worker, workers=workers, address=run.address, progress=progress):
+            if row["status"] == NOT_STARTED:  # every task of the job says so, at once: the job ends on it below
+                not_started = not_started or row
+            elif row["status"] == NO_ROOM:
+                report.stopped = report.stopped or row["reason"]
+                report.left += row["kind"] == PHOTO  # a clip is counted once, below
+            elif row["kind"] == PHOTO:
+                if row["status"] == OK:
+                    report.written.append(row["target"])
+                elif row["status"] == SKIPPED:
+                    report.skipped.append(row["target"])
+                else:
+                    report.failed.append((row["source"], row["reason"]))
             else:
-                report.failed.append((row["source"], row["reason"]))
-        else:
-            segments[row["target"]] = "" if row["status"] in (OK, SKIPPED) else row["reason"]
-            if row["status"] == UNUSABLE:
-                unusable.add(str(Path(row["target"]).parent))
-            report.frames += row["frames"]
+                segments[row["target"]] = "" if row["status"] in (OK, SKIPPED) else row["reason"]
+                if row["status"] == UNUSABLE:
+                    unusable.add(str(Path(row["target"]).parent))
+                report.frames += row["frames"]
+    except KeyboardInterrupt:
+        finished = sum(not reason for reason in segments.values())
+        clips = f" and {finished} clip segment(s) finished (kept for the next run)" if finished else ""
+        raise Interrupted(
+            f"stopped: {len(report.written)} photo(s) written{clips}; the same command goes on from there"
+        ) from None
     if not_started:
         settings = tuple(filter(None, not_started["settings"].split(",")))
         raise WorkerNotStarted(not_started["reason"], settings=settings)
