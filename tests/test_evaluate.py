@@ -308,3 +308,13 @@ def test_other_settings_start_over_and_a_changed_pair_is_scored_again(synthetic,
     _, said, scored = stopped_then_run_again(monkeypatch, first, after_a_change)
     assert any("1 of 5 pair(s) were scored before" in line for line in said)
     assert scored == 4
+
+
+def test_a_stopped_evaluation_without_out_says_how_to_keep_its_scores(synthetic, monkeypatch):
+    import deblur.evaluation.evaluate as evaluation
+
+    data, model = synthetic
+    monkeypatch.setattr(evaluation, "_read", lambda path: (_ for _ in ()).throw(KeyboardInterrupt))
+    result = runner.invoke(app, ["evaluate", str(data), "--model", str(model), "--split", "all", "-q"])
+    assert result.exit_code == 130
+    assert "stopped: nothing was kept; with --out FILE, a stopped evaluation goes on" in result.output

@@ -187,7 +187,9 @@ def evaluate_model(
         )
     except KeyboardInterrupt:
         if scored is None:
-            raise
+            raise Interrupted(
+                "stopped: nothing was kept; with --out FILE, a stopped evaluation goes on from the pairs it scored"
+            ) from None
         kept = sum(scored.get(pair) is not None for pair in pairs)
         raise Interrupted(
             f"stopped: the scores of {kept} of {len(pairs)} pair(s) are kept in {scored.path}; the same command "
