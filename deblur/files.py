@@ -107,6 +107,13 @@ def atomic_write_text(final: str | Path, text: str) -> None:
         tmp.write_text(text)
 
 
+def file_stamp(path: Path) -> list[int]:
+    """What tells a work folder that a file is the one an earlier run used: its size and modification time (a
+    list, as a manifest's JSON reads it back)."""
+    stat = path.stat()
+    return [stat.st_size, stat.st_mtime_ns]
+
+
 def read_manifest(path: Path) -> object:
     """What a work folder's manifest (JSON) holds; None when it is missing or unreadable (a run killed before it
     was written whole, another version's), which the callers treat as another job's folder."""

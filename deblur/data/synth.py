@@ -39,7 +39,15 @@ from deblur.console import progress_bar
 from deblur.data.pairs import DatasetError, problem_listing
 from deblur.data.writer import write_pairs
 from deblur.errors import Interrupted, SettingError
-from deblur.files import atomic_write_text, check_outside, check_parent, full_disk_named, make_folder, read_manifest
+from deblur.files import (
+    atomic_write_text,
+    check_outside,
+    check_parent,
+    file_stamp,
+    full_disk_named,
+    make_folder,
+    read_manifest,
+)
 from deblur.imageio import RAW_SUFFIXES, ImageReadError, find_images, peek_photo, raw_files, read_photo
 
 PARTS_FORMAT = 1  # the work folder's layout and the pairs' recipe: another version's parts start over
@@ -172,18 +180,12 @@ def _finished(folder: Path, photo: Path) -> bool:
     they are moved). Pairs of a photo changed since are removed."""
     other = folder.parent.parent / ("train" if folder.parent.name == "test" else "test") / folder.name
     for found in (folder, other):
-        if found.is_dir() and _read_stamp(found) != _stamp(photo):
+        if found.is_dir() and _read_stamp(found) != file_stamp(photo):
             shutil.rmtree(found)
     if other.is_dir() and not folder.is_dir():
         folder.parent.mkdir(exist_ok=True)
         os.rename(other, folder)
     return folder.is_dir()
-
-
-def _stamp(photo: Path) -> list:
-    """What tells that a photo is the one an earlier run made pairs from: its size and modification time."""
-    stat = photo.stat()
-    return [stat.st_size, stat.st_mtime_ns]
 
 
 def _read_stamp(folder: Path) -> object:
@@ -235,7 +237,7 @@ def _photo_pairs(job: tuple[Path, Path, str, SynthConfig, int | None, int]) -> s
     shutil.rmtree(part, ignore_errors=True)
     # One stream per photo: its pairs do not depend on which other photos are in the folder, nor on the workers.
     write_pairs(sharp, part, synth, np.random.default_rng([synth.seed, zlib.crc32(name.encode())]))
-    atomic_write_text(part / STAMP, json.dumps(_stamp(path)))
+    atomic_write_text(part / STAMP, json.dumps(file_stamp(path)))
     try:
         os.rename(part, folder)
     except OSError:

@@ -19,7 +19,7 @@ from pathlib import Path
 from deblur.data.pairs import Pair
 from deblur.data.writer import kernel_file
 from deblur.evaluation.report import ImageResult
-from deblur.files import atomic_write_text
+from deblur.files import atomic_write_text, file_stamp
 
 PARTS_FORMAT = 1
 
@@ -74,5 +74,4 @@ def _stamp(pair: Pair) -> list:
     """What tells that a pair's files are the ones scored before: each one's size and modification time."""
     kernel = kernel_file(pair.blurry)
     files = (pair.blurry, pair.sharp, pair.deconvolved, kernel if kernel.is_file() else None)
-    stats = [path.stat() for path in files if path is not None]
-    return [[stat.st_size, stat.st_mtime_ns] for stat in stats]
+    return [file_stamp(path) for path in files if path is not None]

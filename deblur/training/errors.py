@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-from deblur.errors import DeblurError
+from deblur.errors import DeblurError, Interrupted
 
 
 class TrainingError(DeblurError, RuntimeError):
     """Training stopped; the message says why and what was kept."""
 
 
-class TrainingInterrupted(TrainingError):
-    exit_code = 130  # as a shell reports Ctrl-C
+class TrainingInterrupted(TrainingError, Interrupted):
+    """Ctrl-C or SIGTERM during training: a checkpoint was saved (exit 130, as every stopped command)."""
 
 
 class StrategyError(DeblurError, RuntimeError):
