@@ -1,6 +1,7 @@
 """deblur export: each format's output against `deblur predict` on a photo, and what it refuses."""
 
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -192,6 +193,7 @@ def test_onnx_int8_quantizes_the_residual_blocks_only(model, photo, predicted, t
     result = export(model, tmp_path / "q.onnx", "--format", "onnx", "--quantize", "int8", "--calibration", calibration)
     assert result.exit_code == 0, result.output
     assert f"calibrating int8 on 64 patches of {calibration}" in result.output
+    assert re.search(r"calibrating: +100%.* 64/64", result.output), result.output  # a bar: most of the export's time
     graph = onnx.load(tmp_path / "q.onnx").graph
     quantized = {node.output[0] for node in graph.node if node.op_type == "DequantizeLinear"}
     convs = {node.name: node for node in graph.node if node.op_type == "Conv"}

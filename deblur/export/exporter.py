@@ -81,9 +81,14 @@ class ExportReport:
 
 
 def export_model(
-    request: ExportRequest, *, model: str | Path | None = None, log: Callable[[str], None] = print
+    request: ExportRequest,
+    *,
+    model: str | Path | None = None,
+    log: Callable[[str], None] = print,
+    progress: bool = True,
 ) -> ExportReport:
-    """Export a trained deblurrer (`model` as `deblur.paths.choose_model` takes it; default the shipped one)."""
+    """Export a trained deblurrer (`model` as `deblur.paths.choose_model` takes it; default the shipped one);
+    `progress`: a bar over int8 calibration."""
     from deblur.inference import open_deblurrer
     from deblur.model import is_kernel_aware
     from deblur.paths import choose_model
@@ -109,7 +114,7 @@ def export_model(
         source = request.calibration or "the demo data's blurry images"
         log(f"calibrating int8 on {len(calibration)} patches of {source}")
     log(f"exporting to {request.fmt} ({_variant(request)}): {request.out}")
-    _write(request, keras_model, calibration)
+    _write(request, keras_model, calibration, progress)
     return ExportReport(request.out, request.fmt, chosen.description, _size(request.out), _variant(request), hint)
 
 
@@ -132,7 +137,7 @@ def _check_out(request: ExportRequest, model_path: Path) -> None:
         raise OutputExistsError(f"{out} exists and is not a file: not replacing it", settings=("out",))
 
 
-def _write(request: ExportRequest, model, calibration) -> None:
+def _write(request: ExportRequest, model, calibration, progress: bool) -> None:
     if request.fmt == "savedmodel":
         from deblur.export.savedmodel import export_savedmodel
 
@@ -153,7 +158,7 @@ def _write(request: ExportRequest, model, calibration) -> None:
         else:
             from deblur.export.onnx import export_onnx
 
-            export_onnx(model, tmp, calibration=calibration)
+            export_onnx(model, tmp, calibration=calibration, progress=progress)
 
 
 def _variant(request: ExportRequest) -> str:

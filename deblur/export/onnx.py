@@ -20,6 +20,7 @@ import keras
 import numpy as np
 import tensorflow as tf
 
+from deblur.console import progress_bar
 from deblur.errors import SettingError
 from deblur.export.layers import convertible
 
@@ -36,12 +37,15 @@ def export_onnx(
     *,
     calibration: list[np.ndarray] | None = None,
     every_op: bool = False,
+    progress: bool = False,
 ) -> Path:
     """Write `model` (float32) as an `.onnx` file at `path`; with `calibration` (HWC float32 patches of blurry
     photos), quantized to int8 as described above. Returns `path`.
 
     every_op: quantize every op, not only the residual blocks. It lost 0.39 dB on real blur, so `deblur export`
     does not offer it; benchmarks/export_formats.py measures it.
+    progress: a bar over the calibration patches (most of an int8 export's time: 16 s of 21 for the shipped model
+    on a 2-core Zen 4).
     """
     if calibration is None:
         _convert(model, Path(path))
@@ -49,7 +53,7 @@ def export_onnx(
     with tempfile.TemporaryDirectory(prefix="deblur-onnx-") as folder:
         float_path, prepared = Path(folder) / "float32.onnx", Path(folder) / "prepared.onnx"
         _convert(model, float_path)
-        _quantize(float_path, prepared, Path(path), calibration, every_op=every_op)
+        _quantize(float_path, prepared, Path(path), calibration, every_op=every_op, progress=progress)
     return path
 
 
@@ -82,7 +86,13 @@ def _name_interface(path: Path) -> None:
 
 
 def _quantize(
-    float_path: Path, prepared: Path, path: Path, calibration: list[np.ndarray], *, every_op: bool = False
+    float_path: Path,
+    prepared: Path,
+    path: Path,
+    calibration: list[np.ndarray],
+    *,
+    every_op: bool = False,
+    progress: bool = False,
 ) -> None:
     import onnx
     from onnxruntime.quantization import CalibrationDataReader, QuantFormat, QuantType, quantize_static
@@ -90,7 +100,8 @@ def _quantize(
 
     class Patches(CalibrationDataReader):
         def __init__(self) -> None:
-            self.batches: Iterator[np.ndarray] = iter(calibration)
+            bar = progress_bar(calibration, desc="calibrating", unit="patch", disable=not progress)
+            self.batches: Iterator[np.ndarray] = iter(bar)
 
         def get_next(self) -> dict[str, np.ndarray] | None:
             patch = next(self.batches, None)
