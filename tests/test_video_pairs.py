@@ -57,6 +57,7 @@ def test_still_windows_are_skipped_and_the_last_windows_held_out_by_time(tmp_pat
 
 def test_each_pair_is_written_as_it_is_made_and_the_held_out_ones_are_the_last(tmp_path, monkeypatch):
     import deblur.video.pairs as video_pairs
+    import deblur.video.window_parts as window_parts
 
     folder = tmp_path / "frames"
     folder.mkdir()
@@ -75,7 +76,7 @@ def test_each_pair_is_written_as_it_is_made_and_the_held_out_ones_are_the_last(t
     recipe = WindowRecipe(min_frames=7, max_frames=7, val_fraction=0.2)
     report = pairs_from_video(folder, tmp_path / "pairs", recipe, fps=240, progress=False, log=lambda _: None)
     # not held until the end (a long clip's pairs would fill the memory): at most WRITERS pairs behind
-    assert all(window - video_pairs.WRITERS <= count <= window for window, count in enumerate(on_disk)), on_disk
+    assert all(window - window_parts.WRITERS <= count <= window for window, count in enumerate(on_disk)), on_disk
     assert (report.train_pairs, report.val_pairs) == (7, 2)
     out = tmp_path / "pairs"
     assert sorted(path.name for path in out.rglob("*") if path.name.startswith(".")) == []
@@ -83,29 +84,6 @@ def test_each_pair_is_written_as_it_is_made_and_the_held_out_ones_are_the_last(t
         for index, window in enumerate(windows):
             sharp = np.asarray(Image.open(out / split / "frames" / "sharp" / f"{index:05d}.png"))
             assert np.array_equal(sharp, frames[7 * window + 3])
-
-
-@pytest.mark.parametrize("failure", [OSError("No space left on device"), KeyboardInterrupt()])
-def test_a_failed_write_or_a_stop_leaves_no_folder_and_no_writer(tmp_path, monkeypatch, failure):
-    import itertools
-    import threading
-
-    import deblur.video.pairs as video_pairs
-
-    folder = frames_folder(tmp_path / "frames", [(20, 16)] * 7 * 6)
-    real, calls = video_pairs._save_png, itertools.count()
-
-    def save(image, path):
-        if next(calls) == 5:  # the third pair's blurry image, on one of the writer threads
-            raise failure
-        real(image, path)
-
-    monkeypatch.setattr(video_pairs, "_save_png", save)
-    recipe = WindowRecipe(min_frames=7, max_frames=7)
-    with pytest.raises(type(failure)):
-        pairs_from_video(folder, tmp_path / "pairs", recipe, fps=240, progress=False, log=lambda _: None)
-    assert sorted(path.name for path in tmp_path.iterdir()) == ["frames"]
-    assert not [thread for thread in threading.enumerate() if thread.name.startswith("deblur-png")]
 
 
 def test_a_low_frame_rate_warns_of_ghosts(tmp_path):

@@ -112,7 +112,14 @@ def from_video(
             help="A high-frame-rate clip (slow motion), or a folder of its frames.",
         ),
     ],
-    out: Annotated[Path, typer.Option(**LOCAL, help="New folder for the pairs, in GOPRO's layout.")],
+    out: Annotated[
+        Path,
+        typer.Option(
+            **LOCAL,
+            help="New folder for the pairs, in GOPRO's layout. A stopped run goes on from the windows it finished "
+            "when the same command is run again.",
+        ),
+    ],
     min_frames: Annotated[
         int, typer.Option(min=3, help="Fewest frames averaged into one blurry image (odd counts are drawn).")
     ] = _WINDOWS.min_frames,

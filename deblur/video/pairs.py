@@ -12,35 +12,34 @@ near-duplicates, so a random split would validate on frames the model trained on
 
 Frames are HWC RGB; only a running sum and the middle frame of a window are held, so memory does not grow with N,
 and each pair is written as it is made, so it does not grow with the clip's length either.
+
+The pairs are made in a hidden folder beside OUT, renamed to OUT at the end; a run that is stopped goes on from the
+windows it finished when the same command is run again (`deblur.video.window_parts`).
 """
 
 from __future__ import annotations
 
-import os
+import dataclasses
+import hashlib
+import json
 import shutil
-from collections import deque
 from collections.abc import Callable, Iterator
-from concurrent.futures import Future, ThreadPoolExecutor
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
-from PIL import Image
 
 from deblur.console import progress_bar
-from deblur.errors import OutputExistsError, SettingError
-from deblur.files import atomic_dir, check_outside, check_parent
+from deblur.errors import Interrupted, OutputExistsError, SettingError
+from deblur.files import check_outside, check_parent, file_stamp, full_disk_named
 from deblur.imageio import find_images, is_photo, read_photo
 from deblur.video.clips import VideoReadError, probe_clip, read_frames
 from deblur.video.pixels import HDR_TRANSFERS
+from deblur.video.window_parts import PARTS_FORMAT, WindowWriter, finish_work, read_windows, start_work
 
 GAMMA = 2.2  # GOPRO's inverse camera response
 # Each 8-bit value in linear light, looked up: the same float64 values as a power per pixel, in half its time.
 LINEAR = (np.arange(256, dtype=np.float64) / 255.0) ** GAMMA
-# Threads compressing the pairs' PNGs while the next frames are decoded: compression had been two thirds of the
-# time (0.6 s a 1080p image), and Pillow lets go of Python's lock while it compresses.
-WRITERS = 2
 HIGH_FRAME_RATE = 120  # below this, consecutive frames are too far apart to average into blur
 
 
@@ -78,6 +77,7 @@ class VideoPairsReport:
     motion: list[float] = field(default_factory=list)  # per kept window: mean |last - first|, [0, 1] units
     blur_psnr: list[float] = field(default_factory=list)  # per kept window: blurry against sharp, dB
     warnings: list[str] = field(default_factory=list)
+    read: int = 0  # frames read, a last window cut short included
 
     def summary(self) -> str:
         kept = self.train_pairs + self.val_pairs
@@ -101,6 +101,8 @@ class FrameSource:
     rate: float | None  # frames per second: the clip's, or --fps for a folder
     count: int | None  # where known
     hdr: str | None = None  # the clip's HDR transfer function (`deblur.video.pixels.HDR_TRANSFERS`), if any
+    stamp: object = None  # what tells a resumed run that the frames are the same: the clip's size and time, or
+    # a digest of the folder's frame names, sizes and times
 
 
 def frames_from(source: Path, *, fps: float | None = None) -> FrameSource:
@@ -109,13 +111,17 @@ def frames_from(source: Path, *, fps: float | None = None) -> FrameSource:
         paths = [path for path, _ in find_images([source])]
         if not paths:
             raise VideoReadError(f"{source}: no frames (images) in this folder")
-        return FrameSource(_folder_frames(paths), fps, len(paths))
+        listing = [[path.relative_to(source).as_posix(), *file_stamp(path)] for path in paths]
+        digest = hashlib.sha256(json.dumps(listing).encode()).hexdigest()
+        return FrameSource(_folder_frames(paths), fps, len(paths), stamp=digest)
     if is_photo(source):
         # FFmpeg would open it as a clip of one frame, and the error would speak of motion
         raise VideoReadError(f"{source}: a photo, not a clip: give a slow-motion clip, or a folder of its frames")
     clip = probe_clip(source)
     frames = (np.round(frame.rgb * 255).astype(np.uint8) for frame in read_frames(clip))
-    return FrameSource(frames, fps or float(clip.rate), clip.frames, HDR_TRANSFERS.get(clip.transfer))
+    return FrameSource(
+        frames, fps or float(clip.rate), clip.frames, HDR_TRANSFERS.get(clip.transfer), stamp=file_stamp(source)
+    )
 
 
 def _folder_frames(paths: list[Path]) -> Iterator[np.ndarray]:
@@ -144,9 +150,7 @@ def pairs_from_video(
     log: Callable[[str], None] = print,
 ) -> VideoPairsReport:
     """Make the pairs of `source` (a clip or a folder of frames) in the new folder `out` (see the module's
-    docstring); `out` appears complete or not at all."""
-    from deblur.losses import image_psnr  # Keras: loaded when pairs are made, not with the CLI
-
+    docstring); `out` appears complete or not at all, and a stopped run's windows are kept for the next."""
     source, out = Path(source), Path(out)
     check_parent(out, "out")
     if out.exists():
@@ -155,124 +159,131 @@ def pairs_from_video(
         raise VideoReadError(f"{source}: no such file or folder")
     check_outside(out, source, ("out",))
     found = frames_from(source, fps=fps)
-    frames, rate, count = found.frames, found.rate, found.count
-    report = VideoPairsReport(out, rate)
-    if found.hdr:
-        report.warnings.append(
-            f"an HDR clip ({found.hdr}): its frames are averaged as if their values were sRGB's, which they are "
-            "not, and the pairs keep its HDR values, which photos do not have; record in SDR for training pairs"
-        )
-    if rate is None:
-        report.warnings.append("the frame rate is unknown (give --fps): it cannot be checked")
-    elif rate < HIGH_FRAME_RATE:
-        report.warnings.append(
-            f"{rate:.0f} fps is below about {HIGH_FRAME_RATE}: frames this far apart average into ghosts (separate, "
-            "faded copies of what moved), not the smooth streaks of real blur. The pairs will teach the model to "
-            "remove ghosts; film in slow motion (120 or 240 fps) for real blur"
-        )
-    for warning in report.warnings:
+    warnings = _warnings(found)
+    for warning in warnings:
         log(f"warning: {warning}")
-    rng = np.random.default_rng(recipe.seed)
-    read = 0
-
-    def tally(frames: Iterator[np.ndarray]) -> Iterator[np.ndarray]:
-        nonlocal read
-        for frame in frames:
-            read += 1
-            yield frame
-
     name = source.stem if source.is_file() else source.name
-    with atomic_dir(out) as tmp:
-        # Each window's pair is written as it is made (a minute at 240 fps holds over a thousand: kept in memory
-        # they took gigabytes), and put in its split once their number, and so the held-out last ones, is known.
-        staged = tmp / ".windows"
-        for kind in ("blur", "sharp"):
-            (staged / kind).mkdir(parents=True)
-        windows = 0  # of the windows that moved, in time order
-        bar = progress_bar(total=count, desc="frames", unit="frame", disable=not progress)
+    work = out.parent / f".{out.name}.parts"
+    with full_disk_named(out, work):
+        done = start_work(work, _recipe(source, found, recipe), log)
         try:
-            with _png_writer() as write:
-                for blurry, sharp, motion, used in _windows(tally(frames), rng, recipe):
-                    report.frames += used
-                    bar.update(used)
-                    if motion < recipe.min_motion:
-                        report.skipped_still += 1
-                        continue
-                    report.motion.append(motion)
-                    report.blur_psnr.append(image_psnr(sharp / 255.0, blurry / 255.0))
-                    for kind, image in (("blur", blurry), ("sharp", sharp)):
-                        write(image, staged / kind / f"{windows:05d}.png")
-                    windows += 1
-        finally:
-            bar.close()
-        if not report.frames:
-            raise VideoReadError(
-                f"{source}: {read} frame(s), too few for one window of {recipe.min_frames} to {recipe.max_frames} "
-                "(--min-frames, --max-frames)"
-            )
-        if not windows:
-            raise VideoReadError(
-                f"{source}: no window of frames moved enough to make a pair ({report.skipped_still} skipped, "
-                f"{report.frames} frames)"
-            )
-        held = int(round(windows * recipe.val_fraction)) if windows > 2 else 0
-        train = range(windows - held - 1) if held else range(windows)  # one window between: no near-duplicates
-        val = range(windows - held, windows) if held else range(0)
-        for split, chosen in (("train", train), ("test", val)):
-            for index, window in enumerate(chosen):
-                for kind in ("blur", "sharp"):
-                    folder = tmp / split / name / kind
-                    folder.mkdir(parents=True, exist_ok=True)
-                    os.rename(staged / kind / f"{window:05d}.png", folder / f"{index:05d}.png")
-        shutil.rmtree(staged)  # and the window between, if any
-    report.train_pairs, report.val_pairs = len(train), len(val)
+            report, windows = _make_windows(found, work, recipe, done, progress)
+            if not report.frames:
+                raise VideoReadError(
+                    f"{source}: {report.read} frame(s), too few for one window of {recipe.min_frames} to "
+                    f"{recipe.max_frames} (--min-frames, --max-frames)"
+                )
+            if not windows:
+                raise VideoReadError(
+                    f"{source}: no window of frames moved enough to make a pair ({report.skipped_still} skipped, "
+                    f"{report.frames} frames)"
+                )
+            report.train_pairs, report.val_pairs = finish_work(work, out, name, windows, recipe.val_fraction)
+        except KeyboardInterrupt:
+            kept = len(read_windows(work))
+            raise Interrupted(
+                f"stopped: {kept} window(s) of frames are kept in {work}; the same command goes on from them"
+            ) from None
+        except VideoReadError:
+            shutil.rmtree(work)  # the same frames would fail the same way
+            raise
+    report.out, report.fps, report.warnings = out, found.rate, warnings
     return report
 
 
-@contextmanager
-def _png_writer() -> Iterator[Callable[[np.ndarray, Path], None]]:
-    """A `write(image, path)` that saves PNGs on `WRITERS` threads, a few images ahead at most (each 1080p pair is
-    12 MB); every image is written, or its error raised, when the block ends. A block left by an error or a stop
-    drops the images not yet begun."""
-    pending: deque[Future] = deque()
-    pool = ThreadPoolExecutor(WRITERS, thread_name_prefix="deblur-png")
+def _warnings(found: FrameSource) -> list[str]:
+    warnings = []
+    if found.hdr:
+        warnings.append(
+            f"an HDR clip ({found.hdr}): its frames are averaged as if their values were sRGB's, which they are "
+            "not, and the pairs keep its HDR values, which photos do not have; record in SDR for training pairs"
+        )
+    if found.rate is None:
+        warnings.append("the frame rate is unknown (give --fps): it cannot be checked")
+    elif found.rate < HIGH_FRAME_RATE:
+        warnings.append(
+            f"{found.rate:.0f} fps is below about {HIGH_FRAME_RATE}: frames this far apart average into ghosts "
+            "(separate, faded copies of what moved), not the smooth streaks of real blur. The pairs will teach the "
+            "model to remove ghosts; film in slow motion (120 or 240 fps) for real blur"
+        )
+    return warnings
 
-    def write(image: np.ndarray, path: Path) -> None:
-        pending.append(pool.submit(_save_png, image, path))
-        while len(pending) > 2 * WRITERS:
-            pending.popleft().result()
 
+def _recipe(source: Path, found: FrameSource, recipe: WindowRecipe) -> dict:
+    """What the windows are made from: a run with anything else starts over (the frame rate only warns)."""
+    return {
+        "format": PARTS_FORMAT,
+        "source": str(source.resolve()),
+        "stamp": found.stamp,
+        "windows": dataclasses.asdict(recipe),
+    }
+
+
+def _make_windows(
+    found: FrameSource, work: Path, recipe: WindowRecipe, done: int, progress: bool
+) -> tuple[VideoPairsReport, int]:
+    """Every window of the frames, the first `done` read from `work`'s records, the others made, their pairs
+    written and recorded there; the report (its out, fps and warnings left to the caller) and the pairs' count."""
+    from deblur.losses import image_psnr  # Keras: loaded when pairs are made, not with the CLI
+
+    report, earlier = VideoPairsReport(work, None), read_windows(work)[:done]
+    rng = np.random.default_rng(recipe.seed)
+    pairs = 0  # of the windows that moved, in time order
+    bar = progress_bar(total=found.count, desc="frames", unit="frame", disable=not progress)
     try:
-        yield write
-        while pending:
-            pending.popleft().result()
+        with WindowWriter(work) as writer:
+            made = _windows(_tally(found.frames, report), rng, recipe, done)
+            for index, (blurry, sharp, motion, used) in enumerate(made):
+                if index < done:
+                    record = earlier[index]
+                else:
+                    still = motion < recipe.min_motion
+                    psnr = None if still else image_psnr(sharp / 255.0, blurry / 255.0)
+                    record = {"frames": used, "motion": motion, "psnr": psnr}
+                    writer.add(record, None if still else {"blur": blurry, "sharp": sharp}, pairs)
+                report.frames += used
+                bar.update(used)
+                if record["psnr"] is None:
+                    report.skipped_still += 1
+                    continue
+                report.motion.append(record["motion"])
+                report.blur_psnr.append(record["psnr"])
+                pairs += 1
     finally:
-        pool.shutdown(wait=True, cancel_futures=True)  # before the work folder is removed around it
+        bar.close()
+    return report, pairs
 
 
-def _save_png(image: np.ndarray, path: Path) -> None:
-    Image.fromarray(image).save(path)
+def _tally(frames: Iterator[np.ndarray], report: VideoPairsReport) -> Iterator[np.ndarray]:
+    for frame in frames:
+        report.read += 1
+        yield frame
 
 
 def _windows(
-    frames: Iterator[np.ndarray], rng: np.random.Generator, recipe: WindowRecipe
-) -> Iterator[tuple[np.ndarray, np.ndarray, float, int]]:
+    frames: Iterator[np.ndarray], rng: np.random.Generator, recipe: WindowRecipe, done: int = 0
+) -> Iterator[tuple[np.ndarray | None, np.ndarray | None, float, int]]:
     """(blurry uint8, sharp uint8, motion, frames used) for consecutive windows; a last window shorter than the
-    one drawn is left out."""
+    one drawn is left out. The first `done` windows (an earlier run's) are read past: (None, None, 0.0, size)."""
     sizes = recipe.sizes()
     size = int(rng.choice(sizes))
-    total, first, middle, taken = None, None, None, 0
+    window, total, first, middle, taken = 0, None, None, None, 0
     for frame in frames:
-        if total is None:
-            total = np.zeros(frame.shape, np.float64)
-            first = frame
-        total += LINEAR[frame]
         taken += 1
-        if taken == size // 2 + 1:
-            middle = frame
+        if window >= done:
+            if total is None:
+                total = np.zeros(frame.shape, np.float64)
+                first = frame
+            total += LINEAR[frame]
+            if taken == size // 2 + 1:
+                middle = frame
         if taken == size:
-            blurry = np.round(np.clip(total / size, 0, 1) ** (1 / GAMMA) * 255).astype(np.uint8)
-            motion = float(np.mean(np.abs(frame.astype(np.float32) - first.astype(np.float32))) / 255.0)
-            yield blurry, middle, motion, size
+            if window < done:
+                yield None, None, 0.0, size
+            else:
+                blurry = np.round(np.clip(total / size, 0, 1) ** (1 / GAMMA) * 255).astype(np.uint8)
+                motion = float(np.mean(np.abs(frame.astype(np.float32) - first.astype(np.float32))) / 255.0)
+                yield blurry, middle, motion, size
+            window += 1
             size = int(rng.choice(sizes))
             total, first, middle, taken = None, None, None, 0
