@@ -8,7 +8,9 @@ it, the job goes to that cluster (`ray://host:10001`, or "auto" on one of its ma
 from __future__ import annotations
 
 import logging
+import signal
 import socket
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import asdict
@@ -64,6 +66,7 @@ def run_on_ray(
     with ray_lines(shown=progress):
         if started_here:
             try:
+                sigterm = signal.getsignal(signal.SIGTERM)
                 ray.init(
                     address=address or "local",  # a new local Ray, never one a `ray start` left on this machine
                     num_cpus=None if address else workers * settings.threads,
@@ -75,6 +78,7 @@ def run_on_ray(
                 if not address:
                     raise
                 raise SettingError(f"cannot join the Ray cluster at {address}: {err}", settings=("address",)) from None
+            _keep_sigterm(sigterm)
         try:
             context = ray.data.DataContext.get_current()
             context.enable_progress_bars = progress
@@ -96,6 +100,14 @@ def run_on_ray(
         finally:
             if started_here:
                 ray.shutdown()
+
+
+def _keep_sigterm(handler) -> None:
+    """The SIGTERM handler that was there before `ray.init`, put back: Ray's core worker puts in its own, which
+    ended a `kill` of `deblur predict --engine ray` with native stack lines and exit 15, where the command's own
+    (`deblur.cli.stop_on_sigterm`) says what was written and how to go on, as Ctrl-C does."""
+    if callable(handler) and threading.current_thread() is threading.main_thread():  # the CLI's; with none set, Ray's
+        signal.signal(signal.SIGTERM, handler)
 
 
 def _not_started(err: Exception) -> Exception | None:
