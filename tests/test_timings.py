@@ -164,3 +164,23 @@ def test_bad_data_is_named_and_nothing_written(tmp_path):
     assert result.exit_code == 1 and "001.png: no sharp partner" in result.output
     assert "nothing was timed" in result.output
     assert not (tmp_path / "t").exists()
+
+
+def test_a_stopped_run_says_how_far_it_got_and_that_nothing_was_written(tmp_path, monkeypatch):
+    import deblur.timings.run as timings_run
+
+    real, calls = timings_run._time_stage, []
+
+    def stopped_in_the_second(*args, **kwargs):
+        calls.append(args[1].name)
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(timings_run, "_time_stage", stopped_in_the_second)
+    out = tmp_path / "t"
+    result = runner.invoke(app, ["timings", *SMOKE, "--out", str(out), "--stages", "tf.data,mixed-precision"])
+    assert result.exit_code == 130, result.output
+    assert f"stopped after 1 of 2 stage(s): nothing was written to {out}." in result.output
+    assert "the same command measures them again" in result.output
+    assert not out.exists()

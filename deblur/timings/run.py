@@ -16,7 +16,7 @@ import keras
 from deblur.config import MIN_PATCH_SIZE, Config, load_config
 from deblur.data.demo import ensure_demo_dataset
 from deblur.data.pairs import preflight
-from deblur.errors import OutputExistsError, SettingError, error_reason
+from deblur.errors import Interrupted, OutputExistsError, SettingError, error_reason
 from deblur.files import atomic_write_text, check_folder
 from deblur.hardware import cpu_bf16_flags, describe_device, gpu_compute_capabilities, keras_backend
 from deblur.model import GRADIENTS, build_generator
@@ -155,20 +155,29 @@ def run_timings(
     }
     log(f"data: {root}, {len(splits.train)} training pairs; {preset.patch_size}x{preset.patch_size} patches")
 
-    loaders = [
-        _time_loader(backend, name, splits.train, preset, progress=progress, log=log) for name in backend.loaders
-    ]
     results: list[StageResult] = []
     rates: dict[str, MatmulRate] = {}
+    try:
+        loaders = [
+            _time_loader(backend, name, splits.train, preset, progress=progress, log=log) for name in backend.loaders
+        ]
+        if not pipeline_only:
+            train_flops = TRAIN_FLOPS_PER_FORWARD * forward_flops_per_pixel(build_generator(**asdict(config.model)))
+            settings["train_flops_per_image"] = train_flops * preset.patch_size**2
+            # The hardware's own rate in each precision the stages compute in, measured before them, so that every
+            # stage can be read as a share of it on any machine.
+            for dtype in sorted({compute_dtype(stage) for stage in planned if not stage.skipped}):
+                rates[dtype] = matmul_rate(dtype)
+                log(f"matmul rate, {dtype}: {rates[dtype].gflops:.0f} GFLOP/s")
+            for stage in planned:
+                results.append(_time_stage(backend, stage, work, settings, rates, progress=progress, log=log))
+    except KeyboardInterrupt:
+        measured = f" after {len(results)} of {len(planned)} stage(s)" if not pipeline_only else ""
+        raise Interrupted(
+            f"stopped{measured}: nothing was written to {out}. The stages are compared within one run (a machine's "
+            "speed drifts between runs), so a stopped run's figures are not kept; the same command measures them again"
+        ) from None
     if not pipeline_only:
-        train_flops = TRAIN_FLOPS_PER_FORWARD * forward_flops_per_pixel(build_generator(**asdict(config.model)))
-        settings["train_flops_per_image"] = train_flops * preset.patch_size**2
-        # The hardware's own rate in each precision the stages compute in, measured before them, so that every
-        # stage can be read as a share of it on any machine.
-        for dtype in sorted({compute_dtype(stage) for stage in planned if not stage.skipped}):
-            rates[dtype] = matmul_rate(dtype)
-            log(f"matmul rate, {dtype}: {rates[dtype].gflops:.0f} GFLOP/s")
-        results = [_time_stage(backend, stage, work, settings, rates, progress=progress, log=log) for stage in planned]
         baseline = next((r for r in results if r.images_per_second), None)
         for result in results:
             if result.images_per_second and baseline:
