@@ -157,6 +157,46 @@ def atomic_dir(final: str | Path, *, replace: bool = False) -> Iterator[Path]:
 
 
 @contextlib.contextmanager
+def one_run_at_a_time(work: Path, output: Path, setting: str) -> Iterator[None]:
+    """Held while a run writes `work` (a resumable job's parts, for `output`): a second run on the same output is
+    refused, naming it, where the two would have written one set of parts at once (two records of each window, one
+    run's results under the other's settings, a folder renamed from under the other). The lock is the kernel's
+    (`flock` on a hidden file beside `work`), so it goes with its process however that ends, kill -9 included."""
+    try:
+        import fcntl
+    except ImportError:  # Windows: no flock; one run at a time is then the user's to keep
+        yield
+        return
+    lock = work.with_name(f"{work.name}.lock")
+    make_folder(lock.parent)
+    for _ in range(3):
+        handle = os.open(lock, os.O_RDWR | os.O_CREAT, 0o666)
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(handle)
+            raise SettingError(
+                f"another deblur run is writing {output} (its work in {work}): wait for it to end, or stop it, and "
+                "run this again; it goes on from what that run finished",
+                settings=(setting,),
+            ) from None
+        try:
+            held, there = os.fstat(handle), os.stat(lock)
+            if (held.st_dev, held.st_ino) == (there.st_dev, there.st_ino):
+                break
+        except FileNotFoundError:
+            pass
+        os.close(handle)  # the run before removed this file as it ended: lock the one there now
+    else:
+        raise SettingError(f"{lock}: could not be locked for this run", settings=(setting,))
+    try:
+        yield
+    finally:
+        lock.unlink(missing_ok=True)  # while held: a run that opened it since finds it gone and locks a new one
+        os.close(handle)
+
+
+@contextlib.contextmanager
 def full_disk_named(final: Path, tmp: Path) -> Iterator[None]:
     """A full disk met while writing `final` (through `tmp`, a file or a folder of them), raised as an OSError
     naming `final`."""

@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 from deblur.cli import app
 from deblur.config import SynthConfig
 from deblur.data.synth import synthesize_pairs
-from deblur.errors import Interrupted
+from deblur.errors import Interrupted, SettingError
 from deblur.shake.tries import ESTIMATES
 from deblur.training.trainer import train
 
@@ -308,6 +308,21 @@ def test_other_settings_start_over_and_a_changed_pair_is_scored_again(synthetic,
     _, said, scored = stopped_then_run_again(monkeypatch, first, after_a_change)
     assert any("1 of 5 pair(s) were scored before" in line for line in said)
     assert scored == 4
+
+
+def test_a_second_evaluation_to_the_same_out_is_refused_while_the_first_goes_on(synthetic, tmp_path):
+    from deblur.evaluation.evaluate import evaluate_model
+    from deblur.evaluation.resume import parts_file
+    from deblur.files import one_run_at_a_time
+
+    data, model = synthetic
+    out = tmp_path / "results.json"
+    with (
+        one_run_at_a_time(parts_file(out), out, "out"),
+        pytest.raises(SettingError, match=r"another deblur run is writing .*results\.json \(its work in"),
+    ):
+        evaluate_model(model, data, out=out, log=print, **EVALUATION)
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_a_stopped_evaluation_without_out_says_how_to_keep_its_scores(synthetic, monkeypatch):

@@ -101,3 +101,40 @@ def test_an_os_error_inside_an_atomic_write_names_the_output_not_the_temporary_f
         raise OSError(errno.EIO, os.strerror(errno.EIO), str(tmp))  # not a full disk: a traceback, as it was
     assert caught.value.filename == str(tmp)
     assert list(tmp_path.iterdir()) == []
+
+
+def test_one_run_at_a_time_refuses_a_second_run_and_goes_with_a_killed_one(tmp_path):
+    import signal
+    import subprocess
+    import sys
+
+    from deblur.files import one_run_at_a_time
+
+    work, out = tmp_path / ".pairs.parts", tmp_path / "pairs"
+
+    def another_run():
+        with one_run_at_a_time(work, out, "out"):
+            pass
+
+    with (
+        one_run_at_a_time(work, out, "out"),
+        pytest.raises(SettingError, match=r"another deblur run is writing .*pairs \(its work in .*\.pairs\.parts\)"),
+    ):
+        another_run()
+    assert list(tmp_path.iterdir()) == []  # the lock file goes with the run
+    another_run()
+    holding = (
+        "import time; from pathlib import Path; from deblur.files import one_run_at_a_time\n"
+        f"with one_run_at_a_time(Path({str(work)!r}), Path({str(out)!r}), 'out'):\n"
+        "    print('held', flush=True); time.sleep(60)"
+    )
+    holder = subprocess.Popen([sys.executable, "-c", holding], stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline() == "held\n"
+        with pytest.raises(SettingError, match="another deblur run is writing"):
+            another_run()
+        holder.send_signal(signal.SIGKILL)  # its lock file stays, but the kernel's lock goes with the process
+        holder.wait(timeout=30)
+        another_run()
+    finally:
+        holder.kill()

@@ -121,6 +121,18 @@ def test_a_stopped_run_goes_on_from_its_finished_photos_and_gives_an_unstopped_r
     assert not (tmp_path / ".pairs.parts").exists()
 
 
+def test_a_second_run_on_the_same_out_is_refused_while_the_first_goes_on(tmp_path):
+    from deblur.files import one_run_at_a_time
+
+    src = make_photos(tmp_path / "photos")
+    with (
+        one_run_at_a_time(tmp_path / ".pairs.parts", tmp_path / "pairs", "out"),
+        pytest.raises(SettingError, match=r"another deblur run is writing .*pairs \(its work in"),
+    ):
+        synthesize_pairs(src, tmp_path / "pairs", SynthConfig(), progress=False, log=lambda _: None)
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["photos"]
+
+
 def test_a_stopped_run_with_another_recipe_starts_over(tmp_path, monkeypatch):
     import deblur.data.synth as synth_module
 

@@ -99,3 +99,16 @@ def test_a_cut_record_is_made_again_and_another_recipe_starts_over(tmp_path, mon
         folder, tmp_path / "other", WindowRecipe(min_frames=7, max_frames=7), **{**quiet, "log": messages.append}
     )
     assert any("another clip, recipe or version of deblur; starting over" in message for message in messages)
+
+
+def test_a_second_run_on_the_same_out_is_refused_while_the_first_goes_on(tmp_path):
+    from deblur.errors import SettingError
+    from deblur.files import one_run_at_a_time
+
+    folder = shaky_frames(tmp_path / "frames")
+    with (
+        one_run_at_a_time(tmp_path / ".pairs.parts", tmp_path / "pairs", "out"),
+        pytest.raises(SettingError, match=r"another deblur run is writing .*pairs \(its work in"),
+    ):
+        pairs_from_video(folder, tmp_path / "pairs", fps=240, progress=False, log=lambda _: None)
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["frames"]

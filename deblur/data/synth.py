@@ -46,6 +46,7 @@ from deblur.files import (
     file_stamp,
     full_disk_named,
     make_folder,
+    one_run_at_a_time,
     read_manifest,
 )
 from deblur.imageio import RAW_SUFFIXES, ImageReadError, find_images, peek_photo, raw_files, read_photo
@@ -85,10 +86,7 @@ def synthesize_pairs(
     if not src.is_dir():
         raise DatasetError(f"{src} is not a folder", settings=("src",))
     check_parent(out, "out")
-    if out.exists():
-        raise DatasetError(
-            f"{out} already exists: choose a new folder (nothing is written into an old one)", settings=("out",)
-        )
+    _refuse_existing(out)
     check_outside(out, src, ("out", "src"))
     if not 0.0 <= val_fraction < 1.0:
         raise SettingError(f"val_fraction must be in [0, 1); got {val_fraction}", settings=("val_fraction",))
@@ -112,7 +110,8 @@ def synthesize_pairs(
             f"{len(problems)} photo(s) in {src} cannot be used; nothing was written:\n{problem_listing(problems)}"
         )
     work = _work_folder(out)
-    with full_disk_named(out, work):
+    with one_run_at_a_time(work, out, "out"), full_disk_named(out, work):
+        _refuse_existing(out)  # again, with the lock held: another run may just have finished it
         _start_work(work, _recipe(src, synth, max_side), log)
         folders = [work / ("test" if i in val_indices else "train") / names[i] for i in range(len(photos))]
         jobs = [
@@ -151,6 +150,13 @@ def synthesize_pairs(
     report = SynthReport(out, len(photos) - held_out, held_out, len(photos) * synth.pairs_per_photo)
     log(f"wrote {report.pairs} pairs from {len(photos)} photos to {out} ({held_out} photo(s) held out in test/)")
     return report
+
+
+def _refuse_existing(out: Path) -> None:
+    if out.exists():
+        raise DatasetError(
+            f"{out} already exists: choose a new folder (nothing is written into an old one)", settings=("out",)
+        )
 
 
 def _work_folder(out: Path) -> Path:

@@ -6,6 +6,7 @@ Pairs are read as training reads them (RGB, no EXIF rotation), HWC float32 in [0
 
 from __future__ import annotations
 
+import contextlib
 import json
 import time
 from collections.abc import Callable
@@ -23,8 +24,8 @@ from deblur.errors import Interrupted, OutputExistsError, SettingError
 from deblur.evaluation.align import aligned_scores, smallest_side
 from deblur.evaluation.baselines import WITH_KERNEL, WITHOUT_KERNEL
 from deblur.evaluation.report import EvaluationReport, ImageResult
-from deblur.evaluation.resume import ScoredSoFar
-from deblur.files import atomic_write_text, check_parent
+from deblur.evaluation.resume import ScoredSoFar, parts_file
+from deblur.files import atomic_write_text, check_parent, one_run_at_a_time
 from deblur.inference import Deblurrer, open_deblurrer
 from deblur.losses import SSIM_WINDOW, psnr, ssim
 from deblur.paths import choose_model
@@ -154,51 +155,60 @@ def evaluate_model(
         check_parent(out, "out")
     if out is not None and out.is_dir():
         raise OutputExistsError(f"{out} is a folder: give a file for the results (JSON)", settings=("out",))
-    if out is not None and out.exists() and not overwrite:
+    if out is not None:
+        _refuse_existing(out, overwrite)
+    with contextlib.ExitStack() as held:
+        chosen = choose_model(model, kernel_aware=method == "kernel-aware")
+        pairs = evaluation_pairs(data, split, limit, align=align)  # the data is checked before the slow load
+        splits, asked = discover(data)[0], split
+        split = resolve_split(splits, split)
+        if out is not None:  # one run at a time on FILE: two would append to one file of scores
+            held.enter_context(one_run_at_a_time(parts_file(out), out, "out"))
+            _refuse_existing(out, overwrite)  # again, with the lock held: another run may just have written it
+        deblurrer, _ = open_deblurrer(
+            chosen, precision=precision, runtime=runtime, method=method, ensemble=ensemble, estimates=estimates, log=log
+        )
+        whole = " (a flat folder has no split of its own: all its pairs)" if asked == "auto" and split == "all" else ""
+        log(f"{len(pairs)} {split} pair(s) from {data}{whole}")
+        scored = None
+        if out is not None:  # a stopped run goes on from the pairs it scored
+            settings = {"data": str(Path(data).resolve()), "split": split, "baselines": baselines, "align": align}
+            scored = ScoredSoFar(out, {"deblurrer": deblurrer.identity(), **settings})
+            if before := sum(scored.get(pair) is not None for pair in pairs):
+                log(f"going on from {scored.path}: {before} of {len(pairs)} pair(s) were scored before")
+        try:
+            report = evaluate(
+                deblurrer,
+                pairs,
+                model_name=str(chosen.path),
+                data_name=str(data),
+                split=split,
+                baselines=baselines,
+                align=align,
+                progress=progress,
+                scored=scored,
+            )
+        except KeyboardInterrupt:
+            if scored is None:
+                raise Interrupted(
+                    "stopped: nothing was kept; with --out FILE, a stopped evaluation goes on from the pairs it scored"
+                ) from None
+            kept = sum(scored.get(pair) is not None for pair in pairs)
+            raise Interrupted(
+                f"stopped: the scores of {kept} of {len(pairs)} pair(s) are kept in {scored.path}; the same command "
+                "goes on from them"
+            ) from None
+        if out is not None and scored is not None:
+            atomic_write_text(out, json.dumps(report.to_json(), indent=2) + "\n")
+            scored.finished()
+        return report
+
+
+def _refuse_existing(out: Path, overwrite: bool) -> None:
+    if out.exists() and not overwrite:
         raise OutputExistsError(
             f"{out} already exists: choose another file or allow overwriting", settings=("out", "overwrite")
         )
-    chosen = choose_model(model, kernel_aware=method == "kernel-aware")
-    pairs = evaluation_pairs(data, split, limit, align=align)  # the data is checked before the slow load
-    splits, asked = discover(data)[0], split
-    split = resolve_split(splits, split)
-    deblurrer, _ = open_deblurrer(
-        chosen, precision=precision, runtime=runtime, method=method, ensemble=ensemble, estimates=estimates, log=log
-    )
-    whole = " (a flat folder has no split of its own: all its pairs)" if asked == "auto" and split == "all" else ""
-    log(f"{len(pairs)} {split} pair(s) from {data}{whole}")
-    scored = None
-    if out is not None:  # a stopped run goes on from the pairs it scored
-        settings = {"data": str(Path(data).resolve()), "split": split, "baselines": baselines, "align": align}
-        scored = ScoredSoFar(out, {"deblurrer": deblurrer.identity(), **settings})
-        if before := sum(scored.get(pair) is not None for pair in pairs):
-            log(f"going on from {scored.path}: {before} of {len(pairs)} pair(s) were scored before")
-    try:
-        report = evaluate(
-            deblurrer,
-            pairs,
-            model_name=str(chosen.path),
-            data_name=str(data),
-            split=split,
-            baselines=baselines,
-            align=align,
-            progress=progress,
-            scored=scored,
-        )
-    except KeyboardInterrupt:
-        if scored is None:
-            raise Interrupted(
-                "stopped: nothing was kept; with --out FILE, a stopped evaluation goes on from the pairs it scored"
-            ) from None
-        kept = sum(scored.get(pair) is not None for pair in pairs)
-        raise Interrupted(
-            f"stopped: the scores of {kept} of {len(pairs)} pair(s) are kept in {scored.path}; the same command "
-            "goes on from them"
-        ) from None
-    if out is not None and scored is not None:
-        atomic_write_text(out, json.dumps(report.to_json(), indent=2) + "\n")
-        scored.finished()
-    return report
 
 
 def _read(path: Path) -> np.ndarray:

@@ -24,11 +24,15 @@ from deblur.files import atomic_write_text, file_stamp
 PARTS_FORMAT = 1
 
 
+def parts_file(out: Path) -> Path:
+    return out.with_name(f".{out.name}.parts.jsonl")
+
+
 class ScoredSoFar:
     """The results an earlier run with the same `settings` scored, and where this run's go."""
 
     def __init__(self, out: Path, settings: dict) -> None:
-        self.path = out.with_name(f".{out.name}.parts.jsonl")
+        self.path = parts_file(out)
         self.settings = json.loads(json.dumps({"format": PARTS_FORMAT, **settings}))  # as it reads back
         self.results: dict[str, tuple[list, ImageResult]] = {}
         lines = self._lines()

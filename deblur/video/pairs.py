@@ -31,7 +31,7 @@ import numpy as np
 
 from deblur.console import progress_bar
 from deblur.errors import Interrupted, OutputExistsError, SettingError
-from deblur.files import check_outside, check_parent, file_stamp, full_disk_named
+from deblur.files import check_outside, check_parent, file_stamp, full_disk_named, one_run_at_a_time
 from deblur.imageio import find_images, is_photo, read_photo
 from deblur.video.clips import VideoReadError, probe_clip, read_frames
 from deblur.video.pixels import HDR_TRANSFERS
@@ -153,8 +153,7 @@ def pairs_from_video(
     docstring); `out` appears complete or not at all, and a stopped run's windows are kept for the next."""
     source, out = Path(source), Path(out)
     check_parent(out, "out")
-    if out.exists():
-        raise OutputExistsError(f"{out} already exists: choose a new folder for the pairs", settings=("out",))
+    _refuse_existing(out)
     if not source.exists():
         raise VideoReadError(f"{source}: no such file or folder")
     check_outside(out, source, ("out",))
@@ -164,7 +163,8 @@ def pairs_from_video(
         log(f"warning: {warning}")
     name = source.stem if source.is_file() else source.name
     work = out.parent / f".{out.name}.parts"
-    with full_disk_named(out, work):
+    with one_run_at_a_time(work, out, "out"), full_disk_named(out, work):
+        _refuse_existing(out)  # again, with the lock held: another run may just have finished it
         done = start_work(work, _recipe(source, found, recipe), log)
         try:
             report, windows = _make_windows(found, work, recipe, done, progress)
@@ -189,6 +189,11 @@ def pairs_from_video(
             raise
     report.out, report.fps, report.warnings = out, found.rate, warnings
     return report
+
+
+def _refuse_existing(out: Path) -> None:
+    if out.exists():
+        raise OutputExistsError(f"{out} already exists: choose a new folder for the pairs", settings=("out",))
 
 
 def _warnings(found: FrameSource) -> list[str]:
