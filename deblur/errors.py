@@ -36,6 +36,10 @@ class OutputExistsError(DeblurError, FileExistsError):
     """An output would replace an existing file or folder the user did not ask to replace."""
 
 
+class OutputBusyError(OutputExistsError):
+    """Another deblur run is writing the output (`deblur.files.one_run_at_a_time`)."""
+
+
 class MissingFileError(DeblurError, FileNotFoundError):
     """A file a setting names is not there."""
 

@@ -11,7 +11,7 @@ import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
-from deblur.errors import FULL_DISK, SettingError, full_disk_at, full_disk_from_tensorflow
+from deblur.errors import FULL_DISK, OutputBusyError, SettingError, full_disk_at, full_disk_from_tensorflow
 
 
 def check_folder(folder: str | Path, setting: str | None = None) -> None:
@@ -175,7 +175,7 @@ def one_run_at_a_time(work: Path, output: Path, setting: str) -> Iterator[None]:
             fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             os.close(handle)
-            raise SettingError(
+            raise OutputBusyError(
                 f"another deblur run is writing {output} (its work in {work}): wait for it to end, or stop it, and "
                 "run this again; it goes on from what that run finished",
                 settings=(setting,),

@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 from deblur.cli import app
 from deblur.config import SynthConfig
 from deblur.data.synth import synthesize_pairs
-from deblur.errors import Interrupted, SettingError
+from deblur.errors import Interrupted, OutputBusyError
 from deblur.shake.tries import ESTIMATES
 from deblur.training.trainer import train
 
@@ -319,7 +319,7 @@ def test_a_second_evaluation_to_the_same_out_is_refused_while_the_first_goes_on(
     out = tmp_path / "results.json"
     with (
         one_run_at_a_time(parts_file(out), out, "out"),
-        pytest.raises(SettingError, match=r"another deblur run is writing .*results\.json \(its work in"),
+        pytest.raises(OutputBusyError, match=r"another deblur run is writing .*results\.json \(its work in"),
     ):
         evaluate_model(model, data, out=out, log=print, **EVALUATION)
     assert list(tmp_path.iterdir()) == []

@@ -5,7 +5,7 @@ from pathlib import Path
 import av
 import pytest
 
-from deblur.errors import SettingError
+from deblur.errors import OutputBusyError, SettingError
 from deblur.files import atomic_dir, atomic_path, check_folder, check_parent
 
 
@@ -118,7 +118,7 @@ def test_one_run_at_a_time_refuses_a_second_run_and_goes_with_a_killed_one(tmp_p
 
     with (
         one_run_at_a_time(work, out, "out"),
-        pytest.raises(SettingError, match=r"another deblur run is writing .*pairs \(its work in .*\.pairs\.parts\)"),
+        pytest.raises(OutputBusyError, match=r"another deblur run is writing .*pairs \(its work in .*\.pairs\.parts\)"),
     ):
         another_run()
     assert list(tmp_path.iterdir()) == []  # the lock file goes with the run
@@ -131,7 +131,7 @@ def test_one_run_at_a_time_refuses_a_second_run_and_goes_with_a_killed_one(tmp_p
     holder = subprocess.Popen([sys.executable, "-c", holding], stdout=subprocess.PIPE, text=True)
     try:
         assert holder.stdout.readline() == "held\n"
-        with pytest.raises(SettingError, match="another deblur run is writing"):
+        with pytest.raises(OutputBusyError, match="another deblur run is writing"):
             another_run()
         holder.send_signal(signal.SIGKILL)  # its lock file stays, but the kernel's lock goes with the process
         holder.wait(timeout=30)

@@ -12,7 +12,7 @@ from deblur.data.demo import load_photo
 from deblur.data.kernels import apply_blur
 from deblur.data.pairs import DatasetError, preflight
 from deblur.data.synth import synthesize_pairs
-from deblur.errors import Interrupted, SettingError
+from deblur.errors import Interrupted, OutputBusyError, SettingError
 from deblur.training.trainer import train
 
 runner = CliRunner()
@@ -127,7 +127,7 @@ def test_a_second_run_on_the_same_out_is_refused_while_the_first_goes_on(tmp_pat
     src = make_photos(tmp_path / "photos")
     with (
         one_run_at_a_time(tmp_path / ".pairs.parts", tmp_path / "pairs", "out"),
-        pytest.raises(SettingError, match=r"another deblur run is writing .*pairs \(its work in"),
+        pytest.raises(OutputBusyError, match=r"another deblur run is writing .*pairs \(its work in"),
     ):
         synthesize_pairs(src, tmp_path / "pairs", SynthConfig(), progress=False, log=lambda _: None)
     assert sorted(path.name for path in tmp_path.iterdir()) == ["photos"]

@@ -272,6 +272,20 @@ def test_an_interrupted_clip_resumes_and_equals_an_uninterrupted_run(model, tmp_
     assert not work_folder(target).exists()
 
 
+def test_a_clip_another_run_is_writing_is_listed_as_failed_and_the_other_inputs_go_on(model, tmp_path):
+    from deblur.files import one_run_at_a_time
+
+    (tmp_path / "in").mkdir()
+    first = make_clip(tmp_path / "in" / "a.mp4", frames=4, fps=10, audio=False)
+    make_clip(tmp_path / "in" / "b.mp4", frames=4, fps=10, audio=False)
+    target = tmp_path / "out" / "a.mp4"
+    with one_run_at_a_time(work_folder(target), target, "out"):  # as another predict's of the same clip would
+        result = predict(first.parent, "--model", model, "--out", tmp_path / "out")
+    assert result.exit_code == 1, result.output
+    assert f"another deblur run is writing {target} (its work in {work_folder(target)})" in result.output
+    assert sorted(path.name for path in (tmp_path / "out").iterdir()) == ["b.mp4"]
+
+
 def test_a_full_disk_mid_clip_names_the_clip_and_keeps_the_finished_segments(model, tmp_path, monkeypatch):
     from deblur.video.encode import SegmentWriter
 

@@ -10,7 +10,7 @@ from PIL import Image
 
 import deblur.video.pairs as video_pairs
 import deblur.video.window_parts as window_parts
-from deblur.errors import Interrupted
+from deblur.errors import Interrupted, OutputBusyError
 from deblur.video.pairs import WindowRecipe, pairs_from_video
 
 
@@ -102,13 +102,12 @@ def test_a_cut_record_is_made_again_and_another_recipe_starts_over(tmp_path, mon
 
 
 def test_a_second_run_on_the_same_out_is_refused_while_the_first_goes_on(tmp_path):
-    from deblur.errors import SettingError
     from deblur.files import one_run_at_a_time
 
     folder = shaky_frames(tmp_path / "frames")
     with (
         one_run_at_a_time(tmp_path / ".pairs.parts", tmp_path / "pairs", "out"),
-        pytest.raises(SettingError, match=r"another deblur run is writing .*pairs \(its work in"),
+        pytest.raises(OutputBusyError, match=r"another deblur run is writing .*pairs \(its work in"),
     ):
         pairs_from_video(folder, tmp_path / "pairs", fps=240, progress=False, log=lambda _: None)
     assert sorted(path.name for path in tmp_path.iterdir()) == ["frames"]

@@ -20,7 +20,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
-from deblur.files import atomic_write_text, full_disk_named, read_manifest
+from deblur.files import atomic_write_text, full_disk_named, one_run_at_a_time, read_manifest
 from deblur.imageio import DEFAULT_MAX_PIXELS
 from deblur.video.clips import Clip, Frame, VideoReadError, frames_per_segment, probe_clip, read_frames
 from deblur.video.encode import Encoding, JoinReport, SegmentWriter, join_segments, pixel_format
@@ -96,7 +96,7 @@ def deblur_clip(
     per_segment = frames_per_segment(clip, options.segment_seconds)
     job = clip_job(clip, deblurrer.identity(), options, per_segment)
     # A segment's temporary name, in a hidden folder and gone once abandoned, would not say which output had no room.
-    with full_disk_named(target, work):
+    with one_run_at_a_time(work, target, "out"), full_disk_named(target, work):
         done = finished_segments(work, job, log)
         resumed = min(len(done) * per_segment, clip.frames or 0)
         on_frames = progress.clip(source.name, clip.frames, resumed) if progress else (lambda _: None)
