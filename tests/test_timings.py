@@ -184,3 +184,12 @@ def test_a_stopped_run_says_how_far_it_got_and_that_nothing_was_written(tmp_path
     assert f"stopped after 1 of 2 stage(s): nothing was written to {out}." in result.output
     assert "the same command measures them again" in result.output
     assert not out.exists()
+
+
+def test_a_stopped_pipeline_only_run_speaks_of_its_loaders(tmp_path, monkeypatch):
+    import deblur.timings.run as timings_run
+
+    monkeypatch.setattr(timings_run, "_time_loader", lambda *args, **kwargs: (_ for _ in ()).throw(KeyboardInterrupt))
+    result = runner.invoke(app, ["timings", *SMOKE, "--out", str(tmp_path / "t"), "--pipeline-only"])
+    assert result.exit_code == 130, result.output
+    assert f"stopped: nothing was written to {tmp_path / 't'}. The loaders are compared within one run" in result.output

@@ -172,10 +172,13 @@ def run_timings(
             for stage in planned:
                 results.append(_time_stage(backend, stage, work, settings, rates, progress=progress, log=log))
     except KeyboardInterrupt:
-        measured = f" after {len(results)} of {len(planned)} stage(s)" if not pipeline_only else ""
+        measured, compared = (
+            ("", "loaders") if pipeline_only else (f" after {len(results)} of {len(planned)} stage(s)", "stages")
+        )
         raise Interrupted(
-            f"stopped{measured}: nothing was written to {out}. The stages are compared within one run (a machine's "
-            "speed drifts between runs), so a stopped run's figures are not kept; the same command measures them again"
+            f"stopped{measured}: nothing was written to {out}. The {compared} are compared within one run (a "
+            "machine's speed drifts between runs), so a stopped run's figures are not kept; the same command measures "
+            "them again"
         ) from None
     if not pipeline_only:
         baseline = next((r for r in results if r.images_per_second), None)
