@@ -8,7 +8,7 @@ import json
 import os
 import shutil
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from deblur.errors import FULL_DISK, OutputBusyError, SettingError, full_disk_at, full_disk_from_tensorflow
@@ -112,6 +112,29 @@ def file_stamp(path: Path) -> list[int]:
     list, as a manifest's JSON reads it back)."""
     stat = path.stat()
     return [stat.st_size, stat.st_mtime_ns]
+
+
+def work_folder(output: Path) -> Path:
+    """The hidden folder beside `output` where a resumable job (a clip, synth's or from-video's pairs) keeps what it
+    finished until `output` is whole."""
+    return output.parent / f".{output.name}.parts"
+
+
+def start_work(
+    work: Path, manifest: str, recipe: dict, why: Callable[[object], str], log: Callable[[str], None]
+) -> bool:
+    """True when `work` holds an earlier run's parts made with `recipe` (its `manifest` file equal to it): they are
+    kept as they are. Otherwise False, and `work` is made anew with `recipe` in its manifest; an earlier run's parts
+    made otherwise are cleared first, logged with `why(that run's manifest)` (the caller's words for it)."""
+    if work.is_dir():
+        before = read_manifest(work / manifest)
+        if before == recipe:
+            return True
+        log(f"{work}: {why(before)}; starting over")
+        shutil.rmtree(work)
+    make_folder(work)
+    atomic_write_text(work / manifest, json.dumps(recipe, indent=2) + "\n")
+    return False
 
 
 def read_manifest(path: Path) -> object:

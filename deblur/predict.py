@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Protocol
 import numpy as np
 
 from deblur.errors import DeblurError, Interrupted, NothingFoundError, OutputExistsError, SettingError
-from deblur.files import check_folder
+from deblur.files import check_folder, work_folder
 from deblur.imageio import (
     DEFAULT_MAX_PIXELS,
     RAW_SUFFIXES,
@@ -34,7 +34,7 @@ from deblur.min_side import check_min_side
 from deblur.settings import PredictSettings, WriteSettings
 from deblur.video.clips import VIDEO_SUFFIXES, is_media_file
 from deblur.video.encode import Codec, video_suffix
-from deblur.video.predict import ClipReport, VideoOptions, deblur_clip, finished_segment_files, work_folder
+from deblur.video.predict import ClipReport, VideoOptions, deblur_clip, finished_segment_files
 
 if TYPE_CHECKING:
     from deblur.inference import Deblurrer

@@ -313,7 +313,7 @@ def test_a_full_disk_mid_clip_names_the_clip_and_keeps_the_finished_segments(mod
     def no_room_for_the_job(path, text):  # the first file written for a clip: its work folder's job.json
         raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(path))
 
-    monkeypatch.setattr("deblur.video.predict.atomic_write_text", no_room_for_the_job)
+    monkeypatch.setattr("deblur.files.atomic_write_text", no_room_for_the_job)  # as start_work writes it
     other = predict(source, "--model", model, "--out", tmp_path / "other", "--method", "network")
     assert other.exit_code == 1
     assert other.output.strip().splitlines()[-1].startswith(f"error: {tmp_path / 'other' / 'clip.mp4'}: ")

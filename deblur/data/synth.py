@@ -45,13 +45,16 @@ from deblur.files import (
     check_parent,
     file_stamp,
     full_disk_named,
-    make_folder,
     one_run_at_a_time,
     read_manifest,
+    start_work,
+    work_folder,
 )
 from deblur.imageio import RAW_SUFFIXES, ImageReadError, find_images, peek_photo, raw_files, read_photo
 
 PARTS_FORMAT = 1  # the work folder's layout and the pairs' recipe: another version's parts start over
+RECIPE = "recipe.json"  # in the work folder: what the pairs are made with
+ANOTHER_RECIPE = "pairs of an earlier run with another recipe or another version of deblur"
 STAMP = ".photo.json"  # in a finished photo's folder while the work goes on: the photo it was made from
 
 
@@ -109,10 +112,10 @@ def synthesize_pairs(
         raise DatasetError(
             f"{len(problems)} photo(s) in {src} cannot be used; nothing was written:\n{problem_listing(problems)}"
         )
-    work = _work_folder(out)
+    work = work_folder(out)
     with one_run_at_a_time(work, out, "out"), full_disk_named(out, work):
         _refuse_existing(out)  # again, with the lock held: another run may just have finished it
-        _start_work(work, _recipe(src, synth, max_side), log)
+        start_work(work, RECIPE, _recipe(src, synth, max_side), lambda _: ANOTHER_RECIPE, log)
         folders = [work / ("test" if i in val_indices else "train") / names[i] for i in range(len(photos))]
         jobs = [
             (photos[i], folders[i], names[i], synth, max_side, min_side)
@@ -159,25 +162,9 @@ def _refuse_existing(out: Path) -> None:
         )
 
 
-def _work_folder(out: Path) -> Path:
-    return out.parent / f".{out.name}.parts"
-
-
 def _recipe(src: Path, synth: SynthConfig, max_side: int | None) -> dict:
     """What a photo's pairs are made from, besides the photo: a run with other values starts over."""
     return {"format": PARTS_FORMAT, "src": str(src.resolve()), "max_side": max_side, "synth": dataclasses.asdict(synth)}
-
-
-def _start_work(work: Path, recipe: dict, log: Callable[[str], None]) -> None:
-    """The work folder of an earlier run with the same recipe, as it was; any other is cleared."""
-    manifest = work / "recipe.json"
-    if work.is_dir():
-        if read_manifest(manifest) == recipe:
-            return
-        log(f"{work}: pairs of an earlier run with another recipe or another version of deblur; starting over")
-        shutil.rmtree(work)
-    make_folder(work)
-    atomic_write_text(manifest, json.dumps(recipe, indent=2) + "\n")
 
 
 def _finished(folder: Path, photo: Path) -> bool:
@@ -201,7 +188,7 @@ def _read_stamp(folder: Path) -> object:
 def _finish_work(work: Path, out: Path, folders: set[Path]) -> None:
     """`work` renamed to `out`, without what is not the pairs of this run's photos (the recipe, the pairs of photos
     taken out of the folder since an earlier run, a photo's unfinished folder)."""
-    (work / "recipe.json").unlink()
+    (work / RECIPE).unlink()
     for split in (work / "train", work / "test"):
         for folder in split.iterdir() if split.is_dir() else ():
             if folder not in folders:

@@ -10,12 +10,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from deblur.errors import DeblurError, SettingError
+from deblur.files import work_folder
 from deblur.imageio import RAW_SUFFIXES, READ_SUFFIXES
 from deblur.predict import check_output_folder, input_kind, output_paths
 from deblur.scale import storage
 from deblur.settings import WriteSettings
 from deblur.video.clips import VIDEO_SUFFIXES, Clip, frame_times, frames_per_segment, probe_clip
-from deblur.video.predict import VideoOptions, clip_job, clip_notes, finished_segments, work_folder
+from deblur.video.predict import VideoOptions, clip_job, clip_notes, finished_segments
 
 PHOTO, SEGMENT = "photo", "segment"
 

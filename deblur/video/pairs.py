@@ -31,11 +31,11 @@ import numpy as np
 
 from deblur.console import progress_bar
 from deblur.errors import Interrupted, OutputExistsError, SettingError
-from deblur.files import check_outside, check_parent, file_stamp, full_disk_named, one_run_at_a_time
+from deblur.files import check_outside, check_parent, file_stamp, full_disk_named, one_run_at_a_time, work_folder
 from deblur.imageio import find_images, is_photo, read_photo
 from deblur.video.clips import VideoReadError, probe_clip, read_frames
 from deblur.video.pixels import HDR_TRANSFERS
-from deblur.video.window_parts import PARTS_FORMAT, WindowWriter, finish_work, read_windows, start_work
+from deblur.video.window_parts import PARTS_FORMAT, WindowWriter, finish_work, read_windows, start_windows
 
 GAMMA = 2.2  # GOPRO's inverse camera response
 # Each 8-bit value in linear light, looked up: the same float64 values as a power per pixel, in half its time.
@@ -162,12 +162,12 @@ def pairs_from_video(
     for warning in warnings:
         log(f"warning: {warning}")
     name = source.stem if source.is_file() else source.name
-    work = out.parent / f".{out.name}.parts"
+    work = work_folder(out)
     with one_run_at_a_time(work, out, "out"), full_disk_named(out, work):
         _refuse_existing(out)  # again, with the lock held: another run may just have finished it
-        done = start_work(work, _recipe(source, found, recipe), log)
+        earlier = start_windows(work, _recipe(source, found, recipe), log)
         try:
-            report, windows = _make_windows(found, work, recipe, done, progress)
+            report, windows = _make_windows(found, work, recipe, earlier, progress)
             if not report.frames:
                 raise VideoReadError(
                     f"{source}: {report.read} frame(s), too few for one window of {recipe.min_frames} to "
@@ -225,13 +225,14 @@ def _recipe(source: Path, found: FrameSource, recipe: WindowRecipe) -> dict:
 
 
 def _make_windows(
-    found: FrameSource, work: Path, recipe: WindowRecipe, done: int, progress: bool
+    found: FrameSource, work: Path, recipe: WindowRecipe, earlier: list[dict], progress: bool
 ) -> tuple[VideoPairsReport, int]:
-    """Every window of the frames, the first `done` read from `work`'s records, the others made, their pairs
-    written and recorded there; the report (its out, fps and warnings left to the caller) and the pairs' count."""
+    """Every window of the frames: the first ones `earlier`'s records (an earlier run's), the others made, their
+    pairs written and recorded in `work`; the report (its out, fps and warnings left to the caller) and the pairs'
+    count."""
     from deblur.losses import image_psnr  # Keras: loaded when pairs are made, not with the CLI
 
-    report, earlier = VideoPairsReport(work, None), read_windows(work)[:done]
+    report, done = VideoPairsReport(work, None), len(earlier)
     rng = np.random.default_rng(recipe.seed)
     pairs = 0  # of the windows that moved, in time order
     bar = progress_bar(total=found.count, desc="frames", unit="frame", disable=not progress)

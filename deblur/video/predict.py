@@ -12,7 +12,6 @@ The output appears only complete (temporary name, then rename); the work folder 
 
 from __future__ import annotations
 
-import json
 import shutil
 import time
 from collections.abc import Callable, Iterable
@@ -20,7 +19,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
-from deblur.files import atomic_write_text, full_disk_named, one_run_at_a_time, read_manifest
+from deblur.files import full_disk_named, one_run_at_a_time, start_work, work_folder
 from deblur.imageio import DEFAULT_MAX_PIXELS
 from deblur.video.clips import Clip, Frame, VideoReadError, frames_per_segment, probe_clip, read_frames
 from deblur.video.encode import Encoding, JoinReport, SegmentWriter, join_segments, pixel_format
@@ -64,10 +63,6 @@ class ClipReport:
     def frames_per_second(self) -> float:
         done = self.frames - self.resumed_frames
         return done / self.seconds if self.seconds > 0 else 0.0
-
-
-def work_folder(target: Path) -> Path:
-    return target.parent / f".{target.name}.parts"
 
 
 def clip_of(work: Path) -> Path:
@@ -249,18 +244,15 @@ def finished_segment_files(work: Path) -> set[Path]:
 
 def finished_segments(work: Path, job: dict, log: Callable[[str], None]) -> set[Path]:
     """The segments a previous run finished with the same clip and settings; other parts are cleared."""
-    manifest = work / "job.json"
-    if work.is_dir():
-        before = read_manifest(manifest)
-        if before == job:
-            done = finished_segment_files(work)
-            if done:
-                log(f"resuming: {len(done)} finished segment(s) in {work}")
-            return done
-        earlier = isinstance(before, dict) and before.get("segment_format") != SEGMENT_FORMAT
-        why = "made by another version of deblur" if earlier else "made from another clip or with other settings"
-        log(f"{work}: {why}; starting over")
-        shutil.rmtree(work)
-    work.mkdir(parents=True)
-    atomic_write_text(manifest, json.dumps(job, indent=2) + "\n")
-    return set()
+    if not start_work(work, "job.json", job, _made_otherwise, log):
+        return set()
+    done = finished_segment_files(work)
+    if done:
+        log(f"resuming: {len(done)} finished segment(s) in {work}")
+    return done
+
+
+def _made_otherwise(before: object) -> str:
+    if isinstance(before, dict) and before.get("segment_format") != SEGMENT_FORMAT:
+        return "made by another version of deblur"
+    return "made from another clip or with other settings"

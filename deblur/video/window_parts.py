@@ -22,34 +22,30 @@ from pathlib import Path
 import numpy as np
 from PIL import Image
 
-from deblur.files import atomic_write_text, make_folder, read_manifest
+from deblur.files import atomic_write_text, start_work
 
 PARTS_FORMAT = 1  # the work folder's layout and the windows' recipe: another version's parts start over
 RECIPE, WINDOWS = "recipe.json", "windows.jsonl"
+ANOTHER_RECIPE = "pairs of an earlier run with another clip, recipe or version of deblur"
 # Threads compressing the pairs' PNGs while the next frames are decoded: compression had been two thirds of the
 # time (0.6 s a 1080p image), and Pillow lets go of Python's lock while it compresses.
 WRITERS = 2
 
 
-def start_work(work: Path, recipe: dict, log: Callable[[str], None]) -> int:
-    """The number of windows an earlier run with the same recipe finished in `work` (their records and pairs kept;
+def start_windows(work: Path, recipe: dict, log: Callable[[str], None]) -> list[dict]:
+    """The records of the windows an earlier run with the same recipe finished in `work` (their pairs kept;
     anything after them removed); any other work folder is cleared."""
-    if work.is_dir():
-        if read_manifest(work / RECIPE) == recipe:
-            records = read_windows(work)
-            atomic_write_text(work / WINDOWS, "".join(json.dumps(record) + "\n" for record in records))
-            for split in ("train", "test"):  # a run stopped while splitting: its windows are made again
-                shutil.rmtree(work / split, ignore_errors=True)
-            if records:
-                pairs = sum(record["psnr"] is not None for record in records)
-                log(f"going on from {work}: {len(records)} window(s) ({pairs} pair(s)) were made before")
-            return len(records)
-        log(f"{work}: pairs of an earlier run with another clip, recipe or version of deblur; starting over")
-        shutil.rmtree(work)
-    make_folder(work)
-    atomic_write_text(work / RECIPE, json.dumps(recipe, indent=2) + "\n")
-    (work / WINDOWS).write_text("")
-    return 0
+    if not start_work(work, RECIPE, recipe, lambda _: ANOTHER_RECIPE, log):
+        (work / WINDOWS).write_text("")
+        return []
+    records = read_windows(work)
+    atomic_write_text(work / WINDOWS, "".join(json.dumps(record) + "\n" for record in records))
+    for split in ("train", "test"):  # a run stopped while splitting: its windows are made again
+        shutil.rmtree(work / split, ignore_errors=True)
+    if records:
+        pairs = sum(record["psnr"] is not None for record in records)
+        log(f"going on from {work}: {len(records)} window(s) ({pairs} pair(s)) were made before")
+    return records
 
 
 def read_windows(work: Path) -> list[dict]:
