@@ -455,6 +455,9 @@ def to_uint8(rgb: np.ndarray, rows: int = 256) -> np.ndarray:
     return out
 
 
+_VIDEO_HEADERS = {"MPEG"}
+
+
 def is_photo(path: Path) -> bool:
     """True for a photo's suffix, or a header Pillow recognises as an image it reads: never a clip, even where
     FFmpeg would open it as one frame (a HEIC photo once became a one-frame video)."""
@@ -462,8 +465,9 @@ def is_photo(path: Path) -> bool:
         return True
     _register_plugins()
     try:
-        with Image.open(path):
-            return True
+        with Image.open(path) as image:
+            # Pillow names an MPEG-1/2 video stream (a .m2v, or a DVD's video) by its header but cannot decode it
+            return image.format not in _VIDEO_HEADERS
     except (OSError, SyntaxError, ValueError, UnidentifiedImageError):
         return False
 

@@ -3,7 +3,7 @@
 import time
 
 import numpy as np
-from helpers import save_model
+from helpers import make_clip, save_model
 from PIL import Image
 from typer.testing import CliRunner
 
@@ -129,6 +129,21 @@ def test_a_heic_photo_is_written_as_a_photo_never_as_a_clip(tmp_path):
     assert Image.open(out / "IMG_0001.jpg").size == (48, 32)
     found = runner.invoke(app, ["predict", str(tmp_path), "--model", str(model), "--out", str(tmp_path / "all")])
     assert "IMG_0001.png" in found.output  # found in a folder too
+
+
+def test_an_mpeg_video_stream_is_a_clip_though_pillow_knows_its_header(tmp_path):
+    # Pillow names an MPEG-2 stream's sequence header "MPEG" and cannot decode it: it was read as a broken photo.
+    model = save_model(tmp_path / "identity")
+    clips = tmp_path / "dvd"
+    clips.mkdir()
+    make_clip(clips / "VTS_01.m2v", codec="mpeg2video", frames=4, audio=False)
+    (clips / "VTS_01.m2v").rename(clips / "VTS_01.mpg")  # a stream alone, named as a program stream often is
+    make_clip(clips / "title.m2v", codec="mpeg2video", frames=4, audio=False)
+    out = tmp_path / "out"
+    result = runner.invoke(app, ["predict", str(clips), "--model", str(model), "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    assert sorted(path.name for path in out.iterdir()) == ["VTS_01.mp4", "title.mp4"]
+    assert "4 frames" in result.output
 
 
 def test_transparency_flattened_by_the_format_is_said(tmp_path):

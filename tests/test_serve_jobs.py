@@ -135,6 +135,12 @@ def test_bad_clips_answer_400_and_unknown_jobs_404(model, tmp_path):
         answer = client.post("/v1/jobs", files={"video": ("x.mp4", b"not a video", "video/mp4")})
         assert answer.status_code == 400 and "x.mp4" in answer.json()["detail"]
         assert client.post("/v1/jobs", content=b"").status_code == 400
+        # A photo sent as a clip: FFmpeg would have made it a video of one frame.
+        photo = io.BytesIO()
+        Image.new("RGB", (32, 24), (90, 120, 30)).save(photo, "PNG")
+        answer = client.post("/v1/jobs", content=photo.getvalue(), headers={"content-type": "video/mp4"})
+        assert answer.status_code == 400, answer.text
+        assert answer.json()["detail"] == "clip.mp4: a photo, not a clip: send photos to POST /v1/deblur"
         # A clip job takes no options: a parameter or field is a mistake, named.
         clip = make_clip(tmp_path / "named.mp4", frames=2, audio=False).read_bytes()
         answer = client.post("/v1/jobs", params={"strength": "50"}, content=clip, headers={"content-type": "video/mp4"})

@@ -37,7 +37,10 @@ CLIP_BODY = {
     },
 }
 JOB_ERRORS = {
-    400: {"description": "Not a usable clip: not a video, no video stream, truncated, or an unsupported codec."},
+    400: {
+        "description": "Not a usable clip: a photo, not a video at all, no video stream, truncated, or an "
+        "unsupported codec."
+    },
     413: {"description": "Over a limit: the upload's size, the clip's length, or its frame size (named)."},
     503: {"description": "A video job is already running (one at a time), or shutting down; see Retry-After."},
     507: {"description": "The server's disk is full: no room for the upload."},

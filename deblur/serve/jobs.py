@@ -20,6 +20,7 @@ from pathlib import Path
 
 from deblur.errors import FULL_DISK
 from deblur.files import safe_file_name
+from deblur.imageio import is_photo
 from deblur.inference import Deblurrer
 from deblur.serve.limits import Limits
 from deblur.serve.work import NO_ROOM, Busy
@@ -125,6 +126,8 @@ class VideoJobs:
         (TooLongError among them) for a clip the server will not take, after removing its folder."""
         folder = upload.parent
         try:
+            if is_photo(upload):  # FFmpeg would make it a clip of one frame, as predict never does
+                raise VideoReadError(f"{name}: a photo, not a clip: send photos to POST /v1/deblur")
             clip = probe_clip(upload, max_pixels=self.limits.max_pixels, name=name)
             if clip.duration and clip.duration > self.limits.max_video_seconds:
                 raise TooLongError(

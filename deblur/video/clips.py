@@ -19,7 +19,7 @@ from deblur.video.pixels import frame_to_rgb
 
 # Suffixes searched for in folders (a file named on the command line is judged by its content).
 VIDEO_SUFFIXES = {".mp4", ".m4v", ".mov", ".mkv", ".webm", ".avi", ".mpg", ".mpeg", ".ts", ".mts", ".m2ts", ".wmv"}
-VIDEO_SUFFIXES |= {".flv", ".3gp", ".ogv"}
+VIDEO_SUFFIXES |= {".flv", ".3gp", ".ogv", ".m2v", ".m1v", ".mpv"}  # the last three: MPEG video streams alone
 # FFmpeg opens still images too (its image2 demuxers): those are photos, read by Pillow.
 _STILL_FORMATS = ("image2", "_pipe", "png", "jpeg", "webp", "bmp", "tiff", "gif")
 
