@@ -281,6 +281,33 @@ def test_the_plan_leaves_a_folders_raw_files_out_says_so_and_says_a_clips_notes(
     # named itself, a RAW file is a task, which the worker refuses by name as plain predict does
     named = plan_inputs([str(shots / "photo0.dng")], WriteSettings(out=str(tmp_path / "out")), 10**8, dict, print)
     assert named.raw == [] and [task.source for task in named.tasks] == [str(shots / "photo0.dng")]
+    plan.locks.close()
+
+
+def test_the_plan_holds_each_clips_work_folder_and_fails_one_another_run_writes(tmp_path):
+    from deblur.errors import OutputBusyError
+    from deblur.files import one_run_at_a_time, work_folder
+    from deblur.scale.plan import plan_inputs
+    from deblur.settings import WriteSettings
+
+    (tmp_path / "in").mkdir()
+    for name in ("a.mp4", "b.mp4"):
+        make_clip(tmp_path / "in" / name, frames=4, audio=False)
+    out = tmp_path / "out"
+
+    def lock(name: str):
+        return one_run_at_a_time(work_folder(out / name), out / name, "out")
+
+    with lock("a.mp4"):  # plain predict, writing a.mp4 into the same --out
+        plan = plan_inputs([str(tmp_path / "in")], WriteSettings(out=str(out)), 10**8, dict, print)
+    assert [source for source, _ in plan.failed] == [str(tmp_path / "in" / "a.mp4")]
+    assert f"another deblur run is writing {out / 'a.mp4'}" in plan.failed[0][1]
+    assert {task.source for task in plan.tasks} == {str(tmp_path / "in" / "b.mp4")}
+    with pytest.raises(OutputBusyError), lock("b.mp4"):  # held by this run until its clips are joined
+        pass
+    plan.locks.close()
+    with lock("b.mp4"):
+        pass
 
 
 def test_a_folder_of_raw_files_only_says_what_it_holds_on_the_engine_too(tmp_path):

@@ -5,12 +5,13 @@ finished. Tasks are plain rows, as an engine moves them.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from deblur.errors import DeblurError, SettingError
-from deblur.files import work_folder
+from deblur.errors import DeblurError, OutputBusyError, SettingError
+from deblur.files import one_run_at_a_time, work_folder
 from deblur.imageio import RAW_SUFFIXES, READ_SUFFIXES
 from deblur.predict import check_output_folder, input_kind, output_paths
 from deblur.scale import storage
@@ -46,6 +47,8 @@ class Plan:
     failed: list[tuple[str, str]] = field(default_factory=list)  # (input, reason), found before any work
     clips: list[ClipPlan] = field(default_factory=list)
     raw: list[str] = field(default_factory=list)  # cameras' RAW files in the folders given, left out
+    # Held until the run ends: each clip's work folder, as plain predict holds it (a second run is refused)
+    locks: contextlib.ExitStack = field(default_factory=contextlib.ExitStack)
 
 
 def plan_inputs(
@@ -57,12 +60,29 @@ def plan_inputs(
 ) -> Plan:
     """The tasks for deblurring `inputs` (files, folders searched recursively, or URLs of either) into
     `write.out`, with the output names plain `deblur predict` gives. `identity()` is the Deblurrer's, asked only
-    when there is a clip (it decides whether a clip's finished segments can be used)."""
+    when there is a clip (it decides whether a clip's finished segments can be used). The caller closes the
+    plan's `locks` when the run ends."""
+    plan = Plan()
+    try:
+        _plan_inputs(plan, inputs, write, max_pixels, identity, log)
+    except BaseException:
+        plan.locks.close()  # nothing runs: the clips locked so far are let go
+        raise
+    return plan
+
+
+def _plan_inputs(
+    plan: Plan,
+    inputs: list[str],
+    write: WriteSettings,
+    max_pixels: int,
+    identity: Callable[[], dict],
+    log: Callable[[str], None],
+) -> None:
     out = write.out
     local_out = None if storage.is_url(out) else Path(out)
     if local_out:
         check_output_folder(local_out, [Path(location) for location in inputs if not storage.is_url(location)])
-    plan = Plan()
     local, remote = [], []
     for location in inputs:
         found = storage.list_files(location, READ_SUFFIXES | VIDEO_SUFFIXES | RAW_SUFFIXES, skip=local_out)
@@ -91,7 +111,6 @@ def plan_inputs(
         else:
             storage.remove_leftovers(target)
             plan.tasks.append(Task(PHOTO, source, target))
-    return plan
 
 
 def _plan_clip(
@@ -126,6 +145,11 @@ def _plan_clip(
         )
         return
     work = work_folder(Path(target))
+    try:
+        plan.locks.enter_context(one_run_at_a_time(work, Path(target), "out"))
+    except OutputBusyError as err:
+        plan.failed.append((source, str(err)))
+        return
     done = finished_segments(work, clip_job(clip, identity(), video, per_segment), log)
     segments = [work / f"{index:05d}{Path(target).suffix}" for index in range(-(-frames // per_segment))]
     for index, segment in enumerate(segments):

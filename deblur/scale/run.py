@@ -85,75 +85,76 @@ def predict_at_scale(
         return central["deblurrer"].identity()
 
     plan = plan_inputs(inputs, settings.write, settings.read.max_pixels, identity, log)
-    if not (plan.tasks or plan.skipped or plan.failed):
-        held = f"; it holds {raw_files(plan.raw)}" if plan.raw else ""
-        raise NothingFoundError(f"no photos or clips in {', '.join(inputs)} (searched all its folders){held}")
-    report = ScaleReport(skipped=plan.skipped, failed=list(plan.failed), workers=workers, raw=plan.raw)
-    counts = f"{_count(len(plan.tasks), 'task')} for {run.engine} ({_count(workers, 'worker')})"
-    log(f"{counts}, {len(plan.skipped)} outputs already there")
-    if plan.clips and central.get("note"):
-        log(central["note"])  # how clips go under this method, once for them all (plain predict says it per clip)
-    segments: dict[str, str] = {}  # a finished segment's file; or the reason it failed, by file
-    unusable: set[str] = set()  # work folders of clips that cannot be used: nothing is kept for them
-    not_started: dict | None = None
-    try:
-        for row in run_on_ray(plan.tasks, worker, workers=workers, address=run.address, progress=progress):
-            if row["status"] == NOT_STARTED:  # every task of the job says so, at once: the job ends on it below
-                not_started = not_started or row
-            elif row["status"] == NO_ROOM:
-                report.stopped = report.stopped or row["reason"]
-                report.left += row["kind"] == PHOTO  # a clip is counted once, below
-            elif row["kind"] == PHOTO:
-                if row["status"] == OK:
-                    report.written.append(row["target"])
-                elif row["status"] == SKIPPED:
-                    report.skipped.append(row["target"])
-                else:
-                    report.failed.append((row["source"], row["reason"]))
-            else:
-                segments[row["target"]] = "" if row["status"] in (OK, SKIPPED) else row["reason"]
-                if row["status"] == UNUSABLE:
-                    unusable.add(str(Path(row["target"]).parent))
-                report.frames += row["frames"]
-    except KeyboardInterrupt:
-        finished = sum(not reason for reason in segments.values())
-        clips = f" and {finished} clip segment(s) finished (kept for the next run)" if finished else ""
-        raise Interrupted(
-            f"stopped: {len(report.written)} photo(s) written{clips}; the same command goes on from there"
-        ) from None
-    if not_started:
-        settings = tuple(filter(None, not_started["settings"].split(",")))
-        raise WorkerNotStarted(not_started["reason"], settings=settings)
-    for clip in plan.clips:
-        reasons = [segments[str(path)] for path in clip.segments if segments.get(str(path))]
-        if reasons:
-            report.failed.append((str(clip.clip.path), reasons[0]))
-            if str(clip.segments[0].parent) in unusable:  # as plain predict leaves nothing for such a clip
-                shutil.rmtree(clip.segments[0].parent, ignore_errors=True)
-            continue
-        if report.stopped:  # its finished segments are kept for the next run; the join needs room too
-            report.left += 1
-            continue
+    with plan.locks:  # each clip's work folder, held until it is joined (as plain predict holds it)
+        if not (plan.tasks or plan.skipped or plan.failed):
+            held = f"; it holds {raw_files(plan.raw)}" if plan.raw else ""
+            raise NothingFoundError(f"no photos or clips in {', '.join(inputs)} (searched all its folders){held}")
+        report = ScaleReport(skipped=plan.skipped, failed=list(plan.failed), workers=workers, raw=plan.raw)
+        counts = f"{_count(len(plan.tasks), 'task')} for {run.engine} ({_count(workers, 'worker')})"
+        log(f"{counts}, {len(plan.skipped)} outputs already there")
+        if plan.clips and central.get("note"):
+            log(central["note"])  # how clips go under this method, once for them all (plain predict says it per clip)
+        segments: dict[str, str] = {}  # a finished segment's file; or the reason it failed, by file
+        unusable: set[str] = set()  # work folders of clips that cannot be used: nothing is kept for them
+        not_started: dict | None = None
         try:
-            join_segments(clip.segments, clip.clip, clip.target, log=log, tags=not settings.write.strip_metadata)
-        except DeblurError as err:
-            report.failed.append((str(clip.clip.path), str(err)))
-            continue
+            for row in run_on_ray(plan.tasks, worker, workers=workers, address=run.address, progress=progress):
+                if row["status"] == NOT_STARTED:  # every task of the job says so, at once: the job ends on it below
+                    not_started = not_started or row
+                elif row["status"] == NO_ROOM:
+                    report.stopped = report.stopped or row["reason"]
+                    report.left += row["kind"] == PHOTO  # a clip is counted once, below
+                elif row["kind"] == PHOTO:
+                    if row["status"] == OK:
+                        report.written.append(row["target"])
+                    elif row["status"] == SKIPPED:
+                        report.skipped.append(row["target"])
+                    else:
+                        report.failed.append((row["source"], row["reason"]))
+                else:
+                    segments[row["target"]] = "" if row["status"] in (OK, SKIPPED) else row["reason"]
+                    if row["status"] == UNUSABLE:
+                        unusable.add(str(Path(row["target"]).parent))
+                    report.frames += row["frames"]
+        except KeyboardInterrupt:
+            finished = sum(not reason for reason in segments.values())
+            clips = f" and {finished} clip segment(s) finished (kept for the next run)" if finished else ""
+            raise Interrupted(
+                f"stopped: {len(report.written)} photo(s) written{clips}; the same command goes on from there"
+            ) from None
+        if not_started:
+            settings = tuple(filter(None, not_started["settings"].split(",")))
+            raise WorkerNotStarted(not_started["reason"], settings=settings)
+        for clip in plan.clips:
+            reasons = [segments[str(path)] for path in clip.segments if segments.get(str(path))]
+            if reasons:
+                report.failed.append((str(clip.clip.path), reasons[0]))
+                if str(clip.segments[0].parent) in unusable:  # as plain predict leaves nothing for such a clip
+                    shutil.rmtree(clip.segments[0].parent, ignore_errors=True)
+                continue
+            if report.stopped:  # its finished segments are kept for the next run; the join needs room too
+                report.left += 1
+                continue
+            try:
+                join_segments(clip.segments, clip.clip, clip.target, log=log, tags=not settings.write.strip_metadata)
+            except DeblurError as err:
+                report.failed.append((str(clip.clip.path), str(err)))
+                continue
+            except OSError as err:
+                if (message := full_disk_message(err)) is None:
+                    raise
+                report.stopped, report.left = message, report.left + 1
+                continue
+            shutil.rmtree(clip.segments[0].parent, ignore_errors=True)
+            report.written.append(str(clip.target))
+        report.seconds = time.perf_counter() - started
+        try:
+            report.failed_list = write_failed_list(out, report.failed)
         except OSError as err:
-            if (message := full_disk_message(err)) is None:
+            if not (report.stopped and err.errno in FULL_DISK):
                 raise
-            report.stopped, report.left = message, report.left + 1
-            continue
-        shutil.rmtree(clip.segments[0].parent, ignore_errors=True)
-        report.written.append(str(clip.target))
-    report.seconds = time.perf_counter() - started
-    try:
-        report.failed_list = write_failed_list(out, report.failed)
-    except OSError as err:
-        if not (report.stopped and err.errno in FULL_DISK):
-            raise
-        storage.remove(storage.join(out, FAILED_LIST))  # an earlier run's list, no longer true; these are printed
-    return report
+            storage.remove(storage.join(out, FAILED_LIST))  # an earlier run's list, no longer true; these are printed
+        return report
 
 
 def _count(number: int, thing: str) -> str:
