@@ -365,6 +365,19 @@ def test_cross_origin_requests_are_refused_unless_allowed(client, model):
         assert preflight.status_code == 200 and "DELETE" in preflight.headers["access-control-allow-methods"]
 
 
+def test_the_page_sends_as_clips_the_files_predict_takes_as_clips():
+    # A file the browser gives no type sends by its name: the page's suffixes are predict's.
+    import re
+
+    from deblur.imageio import READ_SUFFIXES
+    from deblur.video.clips import VIDEO_SUFFIXES
+
+    pattern = re.search(r"const VIDEO_SUFFIX = /(.+)/i;", (STATIC / "app.js").read_text()).group(1)
+    page = re.compile(pattern, re.IGNORECASE)
+    assert [suffix for suffix in sorted(VIDEO_SUFFIXES) if not page.search(f"clip{suffix}")] == []
+    assert [suffix for suffix in sorted(READ_SUFFIXES) if page.search(f"photo{suffix}")] == []
+
+
 def test_the_page_and_its_assets_need_no_internet(client):
     page = client.get("/")
     assert page.status_code == 200 and "<title>deblur</title>" in page.text

@@ -37,7 +37,7 @@ async function showModel() {
   }
 }
 
-const VIDEO_SUFFIX = /\.(mp4|m4v|mov|mkv|webm|avi|mpe?g|ts|mts|m2ts|wmv|flv|3gp|ogv)$/i;
+const VIDEO_SUFFIX = /\.(mp4|m4v|mov|mkv|webm|avi|mpe?g|ts|mts|m2ts|wmv|flv|3gp|ogv|m2v|m1v|mpv)$/i;
 const isVideo = (file) => file.type.startsWith("video/") || VIDEO_SUFFIX.test(file.name);
 
 function addPhotos(files) {
