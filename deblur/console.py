@@ -46,13 +46,15 @@ NOISE = re.compile(
             r"To enable the following instructions: .* rebuild TensorFlow",
             r"Unable to register cu(DNN|FFT|BLAS) factory",
             r"TF-TRT Warning: Could not find TensorRT",
+            # LiteRT's converter reading the graph TensorFlow itself wrote (an attribute it ignores, it says)
+            r"NodeDef mentions attribute \w+ which is not in the op definition.* Unknown attributes will be ignored",
         ]
     )
 )
 
 
 def is_noise(line: str) -> bool:
-    """True for a start-up line of TensorFlow's that reports nothing wrong."""
+    """True for a line of TensorFlow's native code that reports nothing wrong (most at start-up)."""
     return bool(NOISE.search(line))
 
 

@@ -16,6 +16,10 @@ NOISE_LINES = [
     "I0000 00:00:1795320925.035063    8043 cudart_stub.cc:31] Could not find cuda drivers on your machine, GPU",
     "E0000 00:00:1795320927.950479    8043 cuda_platform.cc:52] failed call to cuInit: INTERNAL: CUDA error",
     "E0000 00:00:1795320469.204167    6831 util.cc:131] oneDNN supports DT_UINT8 only on platforms with AVX-512.",
+    # a LiteRT export's (exact, from `deblur export --format litert`)
+    "E0000 00:00:1796534755.152287   21564 node_def_util.cc:682] NodeDef mentions attribute Truncate which is not in "
+    "the op definition: Op<name=Identity; signature=input:T -> output:T; attr=T:type> This may be expected if your "
+    "graph generating binary is newer  than this binary. Unknown attributes will be ignored. NodeDef: {{node unnamed}}",
 ]
 GENUINE = "E0000 00:00:1795320469.204167    6831 bfc_allocator.cc:1] OOM when allocating tensor with shape[4,256]"
 
