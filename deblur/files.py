@@ -180,17 +180,18 @@ def atomic_dir(final: str | Path, *, replace: bool = False) -> Iterator[Path]:
 
 
 @contextlib.contextmanager
-def one_run_at_a_time(work: Path, output: Path, setting: str) -> Iterator[None]:
-    """Held while a run writes `work` (a resumable job's parts, for `output`): a second run on the same output is
-    refused, naming it, where the two would have written one set of parts at once (two records of each window, one
-    run's results under the other's settings, a folder renamed from under the other). The lock is the kernel's
-    (`flock` on a hidden file beside `work`), so it goes with its process however that ends, kill -9 included."""
+def one_run_at_a_time(work: Path, output: Path, setting: str, lock: Path | None = None) -> Iterator[None]:
+    """Held while a run writes `work` (a resumable job's parts, for `output`; or `output` itself): a second run on
+    the same output is refused, naming it, where the two would have written one set of parts at once (two records
+    of each window, one run's results under the other's settings, a folder renamed from under the other). The lock
+    is the kernel's (`flock` on `lock`, by default a hidden file beside `work`), so it goes with its process however
+    that ends, kill -9 included."""
     try:
         import fcntl
     except ImportError:  # Windows: no flock; one run at a time is then the user's to keep
         yield
         return
-    lock = work.with_name(f"{work.name}.lock")
+    lock = lock or work.with_name(f"{work.name}.lock")
     make_folder(lock.parent)
     for _ in range(3):
         handle = os.open(lock, os.O_RDWR | os.O_CREAT, 0o666)
@@ -199,8 +200,8 @@ def one_run_at_a_time(work: Path, output: Path, setting: str) -> Iterator[None]:
         except BlockingIOError:
             os.close(handle)
             raise OutputBusyError(
-                f"another deblur run is writing {output} (its work in {work}): wait for it to end, or stop it, and "
-                "run this again; it goes on from what that run finished",
+                f"another deblur run is writing {output}{f' (its work in {work})' if work != output else ''}: wait "
+                "for it to end, or stop it, and run this again; it goes on from what that run finished",
                 settings=(setting,),
             ) from None
         try:

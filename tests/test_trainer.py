@@ -240,6 +240,22 @@ def test_run_folder_guards(tmp_path):
         quiet_train(smoke_config("model.width=4"), tmp_path / "run")
 
 
+def test_one_training_at_a_time_in_a_run_folder_and_a_lock_left_by_kill_9_is_no_bar(tmp_path):
+    from deblur.errors import OutputBusyError
+    from deblur.training.run_folder import one_training_at_a_time
+
+    run = RunFolder(tmp_path / "run")
+    with (
+        one_training_at_a_time(run),
+        pytest.raises(OutputBusyError, match=f"another deblur run is writing {run.root}:"),
+    ):
+        quiet_train(smoke_config("train.epochs=1"), run.root)  # a second terminal, a scheduler's retry
+    assert [path.name for path in run.root.iterdir()] == []  # it wrote nothing, not even its config
+    run.lock.touch()  # what a run killed with -9 leaves
+    quiet_train(smoke_config("train.epochs=1"), run.root)
+    assert run.model.is_file() and not run.lock.exists()
+
+
 def test_the_run_folder_is_checked_before_the_workers_join(tmp_path, monkeypatch):
     # Making MultiWorkerMirroredStrategy waits for every worker, and the chief writes the folder's config only
     # after it: a worker that checked later could find the config half-written (CI, 2026-12-03).

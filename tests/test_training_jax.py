@@ -128,6 +128,18 @@ def test_under_jax_the_tensorflow_only_settings_are_refused_by_name(tmp_path):
     assert not (tmp_path / "run").exists()
 
 
+@needs_jax
+def test_under_jax_too_a_second_training_into_a_run_folder_is_refused(tmp_path):
+    from deblur.training.run_folder import one_training_at_a_time
+
+    run = RunFolder(tmp_path / "run")
+    with one_training_at_a_time(run):  # another process training there
+        done = subprocess.run(smoke_train(run.root, "--epochs", "1"), env=JAX_ENV, capture_output=True, text=True)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert f"another deblur run is writing {run.root}: wait for it to end" in done.stderr
+    assert [path.name for path in run.root.iterdir()] == []
+
+
 def test_a_run_resumes_only_on_the_backend_that_wrote_its_checkpoints(tmp_path):
     jax_run = RunFolder(tmp_path / "jax")
     save_checkpoint(jax_run.checkpoints, 2, {"trainable": [np.ones(3)], "non_trainable": [], "optimizer": []}, 3)

@@ -7,10 +7,12 @@ OUT/
   logs/            TensorBoard
   metrics.jsonl    one JSON object per finished epoch
   model.keras      the trained model, float32, loadable with safe_mode=True
+  .train.lock      held by the run while it trains (`one_training_at_a_time`), removed as it ends
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import re
@@ -25,7 +27,7 @@ import numpy as np
 import yaml
 
 from deblur.config import Config, config_to_dict, config_to_yaml, yaml_reason
-from deblur.files import atomic_path, atomic_write_text, check_folder
+from deblur.files import atomic_path, atomic_write_text, check_folder, one_run_at_a_time
 from deblur.model import build_generator, is_kernel_aware, start_from_network
 from deblur.training.errors import RunFolderError
 
@@ -57,6 +59,18 @@ class RunFolder:
     def model(self) -> Path:
         return self.root / "model.keras"
 
+    @property
+    def lock(self) -> Path:
+        return self.root / ".train.lock"
+
+
+def one_training_at_a_time(run: RunFolder) -> contextlib.AbstractContextManager:
+    """Held by the run's chief while it trains: a second `deblur train` into the same --out (in another terminal, a
+    scheduler's retry) is refused before it writes anything, where the two had written one set of checkpoints,
+    metrics and model at once. Inside the run folder, which the lock's file leaves usable: after a kill -9 it stays,
+    and `check_run_folder` passes over it."""
+    return one_run_at_a_time(run.root, run.root, "out", lock=run.lock)
+
 
 def check_run_folder(root: Path, config: Config) -> RunFolder:
     """Check that `root` is empty, missing, or a run of the same model, before anything is written.
@@ -82,7 +96,7 @@ def check_run_folder(root: Path, config: Config) -> RunFolder:
                 f"{run.root} holds a run of a different model (model settings in {run.config} differ); "
                 "use another --out, or the same settings to resume"
             )
-    elif run.root.is_dir() and any(run.root.iterdir()):
+    elif run.root.is_dir() and any(path != run.lock for path in run.root.iterdir()):
         raise RunFolderError(
             f"{run.root} already holds files that are not a deblur run; choose another folder", settings=("out",)
         )
@@ -113,6 +127,13 @@ def refuse_other_backend(run: RunFolder, backend: str) -> None:
             f"KERAS_BACKEND={written_by}, or train under {backend} in another --out",
             settings=("out",),
         )
+
+
+def claim_run_folder(run: RunFolder, config: Config, held: contextlib.ExitStack) -> None:
+    """Once the data has passed, before anything else is written: the run folder locked for this run
+    (`one_training_at_a_time`, kept in `held` until the run ends), then its config written."""
+    held.enter_context(one_training_at_a_time(run))
+    record_config(run, config)
 
 
 def record_config(run: RunFolder, config: Config) -> None:

@@ -8,6 +8,7 @@ epoch (validation, the metrics row, a checkpoint).
 
 from __future__ import annotations
 
+import contextlib
 import math
 import shutil
 import time
@@ -36,10 +37,10 @@ from deblur.training.result import TrainResult, training_config  # noqa: F401  t
 from deblur.training.run_folder import (
     check_run_folder,
     checkpoint_manager,
+    claim_run_folder,
     latest_checkpoint,
     load_initial_weights,
     read_metrics,
-    record_config,
     refuse_other_backend,
     resuming_line,
     save_model,
@@ -53,21 +54,22 @@ from deblur.training.validation import validate
 
 def train(config: Config, out_dir: str | Path, *, progress: bool = True, log: Callable = print) -> TrainResult:
     """Train the generator as `config` says, in `out_dir`, resuming from its latest checkpoint if any."""
-    session = Session(config, Path(out_dir), progress, log)
-    try:
-        while session.step < session.total_steps and not session.out_of_time:
-            epoch = session.start_epoch()
-            while not epoch.done:
-                # next batch (input rebuilt without files that became unreadable), one optimizer step, log
-                started = time.perf_counter()
-                blurry, sharp = session.next_batch()
-                fetched = time.perf_counter()
-                loss = session.optimize(blurry, sharp)
-                session.record(epoch, loss, started, fetched, time.perf_counter())
-            session.end_epoch(epoch)  # validation, the metrics row, a checkpoint
-    except KeyboardInterrupt:
-        raise session.interrupted() from None
-    return session.finish()
+    with contextlib.ExitStack() as held:
+        session = Session(config, Path(out_dir), progress, log, held)
+        try:
+            while session.step < session.total_steps and not session.out_of_time:
+                epoch = session.start_epoch()
+                while not epoch.done:
+                    # next batch (input rebuilt without files that became unreadable), one optimizer step, log
+                    started = time.perf_counter()
+                    blurry, sharp = session.next_batch()
+                    fetched = time.perf_counter()
+                    loss = session.optimize(blurry, sharp)
+                    session.record(epoch, loss, started, fetched, time.perf_counter())
+                session.end_epoch(epoch)  # validation, the metrics row, a checkpoint
+        except KeyboardInterrupt:
+            raise session.interrupted() from None
+        return session.finish()
 
 
 @dataclass
@@ -83,8 +85,9 @@ class Epoch:
 class Session:
     """One training run's state, set up in the order TensorFlow needs, with one method per phase of a step."""
 
-    def __init__(self, config: Config, out_dir: Path, progress: bool, log: Callable) -> None:
-        self.config, self.progress, self.log = config, progress, log
+    def __init__(self, config: Config, out_dir: Path, progress: bool, log: Callable, held: contextlib.ExitStack):
+        """`held` keeps the run folder's lock (the chief's) until the caller's run ends."""
+        self.config, self.progress, self.log, self.held = config, progress, log, held
         self.training, self.data = config.train, config.data
         if self.data.device_pairs:
             raise SettingError(
@@ -135,7 +138,10 @@ class Session:
             self.replicas,
             progress=self.progress,
             log=self.log,
-            on_checked=lambda: record_config(self.run, self.config) if self.distribution.is_chief else None,
+            # the chief is the run folder's only writer
+            on_checked=lambda: (
+                claim_run_folder(self.run, self.config, self.held) if self.distribution.is_chief else None
+            ),
         )
         self.train_pairs, self.val_pairs, self.skipped = plan.train_pairs, plan.val_pairs, plan.skipped
         self.global_batch, self.steps_per_epoch, self.total_steps = (

@@ -10,6 +10,7 @@ TensorBoard logs are TensorFlow's: here the run's record is metrics.jsonl.
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 import time
@@ -44,9 +45,9 @@ from deblur.training.precision import choose_precision, set_policy
 from deblur.training.result import TrainResult
 from deblur.training.run_folder import (
     check_run_folder,
+    claim_run_folder,
     load_initial_weights,
     read_metrics,
-    record_config,
     refuse_other_backend,
     resuming_line,
     save_model,
@@ -58,13 +59,14 @@ from deblur.training.run_folder import (
 def train(config: Config, out_dir: str | Path, *, progress: bool = True, log: Callable = print) -> TrainResult:
     """Train the generator as `config` says, in `out_dir`, resuming from its latest checkpoint if any."""
     try:
-        session = Session(config, Path(out_dir), progress, log)
-        try:
-            while session.step < session.total_steps and not session.out_of_time:
-                session.run_epoch()
-        except KeyboardInterrupt:
-            raise session.interrupted() from None
-        return session.finish()
+        with contextlib.ExitStack() as held:
+            session = Session(config, Path(out_dir), progress, log, held)
+            try:
+                while session.step < session.total_steps and not session.out_of_time:
+                    session.run_epoch()
+            except KeyboardInterrupt:
+                raise session.interrupted() from None
+            return session.finish()
     finally:
         keras.distribution.set_distribution(None)  # the process's later models are not this run's to shard
 
@@ -81,8 +83,9 @@ class Session:
     """One training run's state: the variables live as JAX arrays in `self.state` between steps, and are written
     back to the Keras model only to save it."""
 
-    def __init__(self, config: Config, out_dir: Path, progress: bool, log: Callable) -> None:
-        self.config, self.progress, self.log = config, progress, log
+    def __init__(self, config: Config, out_dir: Path, progress: bool, log: Callable, held: contextlib.ExitStack):
+        """`held` keeps the run folder's lock until the caller's run ends."""
+        self.config, self.progress, self.log, self.held = config, progress, log, held
         self.training, self.data = config.train, config.data
         self.deadline = Deadline(self.training.max_minutes)
         self._distribute()
@@ -132,7 +135,7 @@ class Session:
             self.replicas,
             progress=self.progress,
             log=self.log,
-            on_checked=lambda: record_config(self.run, self.config),
+            on_checked=lambda: claim_run_folder(self.run, self.config, self.held),
         )
         self.train_pairs, self.val_pairs, self.skipped = plan.train_pairs, plan.val_pairs, plan.skipped
         self.global_batch, self.steps_per_epoch, self.total_steps = (
