@@ -1,7 +1,5 @@
 import errno
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -250,19 +248,3 @@ def test_a_full_disk_is_one_line_naming_what_was_being_written(tmp_path, monkeyp
     result = runner.invoke(app, ["train", "--config", "smoke", "--out", str(tmp_path / "run"), "-q"])
     assert result.exit_code == 1 and isinstance(result.exception, SystemExit), result.output
     assert f"error: {tmp_path / 'run' / 'checkpoints'}: {os.strerror(errno.ENOSPC)}: free some" in result.output
-
-
-def test_a_stop_after_the_run_has_ended_does_not_end_it_as_killed():
-    # At exit, after the exit handlers, native libraries tear down (1.4 s for TensorFlow and OpenVINO) with
-    # SIGTERM's default put back by Python: a stop there ended a finished run with exit 143.
-    script = (
-        "import atexit, os, signal, time\n"
-        "from deblur.cli import stop_on_sigterm\n"
-        "stop_on_sigterm()\n"
-        "atexit._run_exitfuncs()  # as Python runs them at exit, before the native teardown\n"
-        "os.kill(os.getpid(), signal.SIGTERM)\n"
-        "time.sleep(0.2)\n"
-        "print('torn down')\n"
-    )
-    ended = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
-    assert (ended.returncode, ended.stdout) == (0, "torn down\n"), ended.stderr

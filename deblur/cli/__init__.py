@@ -6,15 +6,14 @@ one handler for user errors, and registers them.
 
 from __future__ import annotations
 
-import atexit
 import os
-import signal
 
 import typer
 from typer.core import TyperGroup
 
 from deblur.cli import data, evaluate, export, predict, serve, timings, train
 from deblur.cli.common import PlainUsage, fail, user_message
+from deblur.cli.stopping import stop_on_sigterm
 from deblur.console import hide_native_noise
 from deblur.errors import DeblurError, full_disk_message
 
@@ -59,21 +58,6 @@ app.add_typer(data.app, name="data")
 @app.callback()
 def main() -> None:
     """Deblur photos with a DeblurGAN-style CNN, and measure what each training optimization buys."""
-
-
-def stop_on_sigterm() -> None:
-    """SIGTERM (`kill`, a service manager, a container's stop) unwinds as Ctrl-C does: the work in progress is
-    abandoned cleanly (no temporary file left; training saves a checkpoint) and what was finished stays."""
-
-    def interrupt(signum, frame):
-        raise KeyboardInterrupt
-
-    signal.signal(signal.SIGTERM, interrupt)
-    # Registered before any library's, so run after them: the run's threads have ended and its output is written.
-    # What is left is the teardown of TensorFlow's and OpenVINO's native code (1.4 s after `deblur evaluate` on a
-    # 2-core Zen 4), during which Python has put SIGTERM's default back: a stop then ended a finished run as killed
-    # (exit 143, two of six stops of an evaluate). It is ignored there; SIGKILL still ends a teardown that hangs.
-    atexit.register(signal.signal, signal.SIGTERM, signal.SIG_IGN)
 
 
 def run() -> None:
