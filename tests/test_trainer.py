@@ -188,6 +188,15 @@ def test_ctrl_c_saves_a_checkpoint(tmp_path, monkeypatch):
     assert quiet_train(smoke_config(), tmp_path / "run").step == 8
 
 
+def test_a_stop_while_setting_up_says_so_and_lets_the_run_folder_go(tmp_path, monkeypatch):
+    # after the config is written, while the model is built: it had ended with exit 130 and no word
+    with monkeypatch.context() as patch:
+        patch.setattr(trainer.Session, "_build_model", lambda self: (_ for _ in ()).throw(KeyboardInterrupt))
+        with pytest.raises(TrainingInterrupted, match="stopped while setting up, before any step: nothing was"):
+            quiet_train(smoke_config("train.epochs=1"), tmp_path / "run")
+    assert quiet_train(smoke_config("train.epochs=1"), tmp_path / "run").step == 4  # its lock let go
+
+
 @pytest.mark.parametrize("policy", ["mixed_bfloat16", "mixed_float16"])
 def test_mixed_precision_runs(tmp_path, policy):
     config = smoke_config(f"train.precision={policy}", "train.epochs=1", "train.steps_per_epoch=2")

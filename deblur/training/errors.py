@@ -10,7 +10,16 @@ class TrainingError(DeblurError, RuntimeError):
 
 
 class TrainingInterrupted(TrainingError, Interrupted):
-    """Ctrl-C or SIGTERM during training: a checkpoint was saved (exit 130, as every stopped command)."""
+    """Ctrl-C or SIGTERM during training: a checkpoint was saved, or no step had been taken (exit 130, as every
+    stopped command)."""
+
+
+def stopped_setting_up() -> TrainingInterrupted:
+    """A stop before the first step (the data checked, the model built, the checkpoint read): it had said nothing."""
+    return TrainingInterrupted(
+        "stopped while setting up, before any step: nothing was trained or lost; the same command starts it again "
+        "(from its last checkpoint, if it has one)"
+    )
 
 
 class StrategyError(DeblurError, RuntimeError):
