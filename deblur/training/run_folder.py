@@ -18,9 +18,10 @@ import json
 import re
 import tempfile
 import zipfile
+from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 import keras
 import numpy as np
@@ -29,10 +30,12 @@ import yaml
 from deblur.config import Config, config_to_dict, config_to_yaml, yaml_reason
 from deblur.files import atomic_path, atomic_write_text, check_folder, one_run_at_a_time
 from deblur.model import build_generator, is_kernel_aware, start_from_network
-from deblur.training.errors import RunFolderError
+from deblur.training.errors import RunFolderError, stopped_setting_up
 
 if TYPE_CHECKING:
     import tensorflow as tf
+
+S = TypeVar("S")  # a loop's Session
 
 
 @dataclass(frozen=True)
@@ -127,6 +130,22 @@ def refuse_other_backend(run: RunFolder, backend: str) -> None:
             f"KERAS_BACKEND={written_by}, or train under {backend} in another --out",
             settings=("out",),
         )
+
+
+@contextlib.contextmanager
+def training_session(make: Callable[[contextlib.ExitStack], S]) -> Iterator[S]:
+    """The session `make(held)` sets up, its run folder's lock kept in `held` until the run ends (either loop's).
+    A stop is raised as what it is: while setting up, `stopped_setting_up`; after, `session.interrupted()` (which
+    saves a checkpoint)."""
+    with contextlib.ExitStack() as held:
+        try:
+            session = make(held)
+        except KeyboardInterrupt:
+            raise stopped_setting_up() from None
+        try:
+            yield session
+        except KeyboardInterrupt:
+            raise session.interrupted() from None
 
 
 def claim_run_folder(run: RunFolder, config: Config, held: contextlib.ExitStack) -> None:

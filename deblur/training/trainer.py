@@ -29,7 +29,7 @@ from deblur.errors import SettingError, error_reason, full_disk_from_tensorflow
 from deblur.losses import PIXEL_LOSSES, build_vgg_features, psnr, ssim, step_loss
 from deblur.model import build_generator, with_mix
 from deblur.training.data_plan import Deadline, StepTimer, epoch_line, plan_data
-from deblur.training.errors import TrainingError, TrainingInterrupted, stopped_setting_up
+from deblur.training.errors import TrainingError, TrainingInterrupted
 from deblur.training.optim import build_optimizer, replica_learning_rate
 from deblur.training.precision import choose_precision, set_policy
 from deblur.training.recovery import leave_out_unreadable
@@ -44,6 +44,7 @@ from deblur.training.run_folder import (
     refuse_other_backend,
     resuming_line,
     save_model,
+    training_session,
     weights_fingerprint,
     write_metrics,
 )
@@ -54,24 +55,17 @@ from deblur.training.validation import validate
 
 def train(config: Config, out_dir: str | Path, *, progress: bool = True, log: Callable = print) -> TrainResult:
     """Train the generator as `config` says, in `out_dir`, resuming from its latest checkpoint if any."""
-    with contextlib.ExitStack() as held:
-        try:
-            session = Session(config, Path(out_dir), progress, log, held)
-        except KeyboardInterrupt:
-            raise stopped_setting_up() from None
-        try:
-            while session.step < session.total_steps and not session.out_of_time:
-                epoch = session.start_epoch()
-                while not epoch.done:
-                    # next batch (input rebuilt without files that became unreadable), one optimizer step, log
-                    started = time.perf_counter()
-                    blurry, sharp = session.next_batch()
-                    fetched = time.perf_counter()
-                    loss = session.optimize(blurry, sharp)
-                    session.record(epoch, loss, started, fetched, time.perf_counter())
-                session.end_epoch(epoch)  # validation, the metrics row, a checkpoint
-        except KeyboardInterrupt:
-            raise session.interrupted() from None
+    with training_session(lambda held: Session(config, Path(out_dir), progress, log, held)) as session:
+        while session.step < session.total_steps and not session.out_of_time:
+            epoch = session.start_epoch()
+            while not epoch.done:
+                # next batch (input rebuilt without files that became unreadable), one optimizer step, log
+                started = time.perf_counter()
+                blurry, sharp = session.next_batch()
+                fetched = time.perf_counter()
+                loss = session.optimize(blurry, sharp)
+                session.record(epoch, loss, started, fetched, time.perf_counter())
+            session.end_epoch(epoch)  # validation, the metrics row, a checkpoint
         return session.finish()
 
 

@@ -30,7 +30,7 @@ from deblur.errors import SettingError
 from deblur.losses import PIXEL_LOSSES, build_vgg_features, step_loss
 from deblur.model import build_generator, with_mix
 from deblur.training.data_plan import Deadline, StepTimer, epoch_line, plan_data
-from deblur.training.errors import RunFolderError, TrainingError, TrainingInterrupted, stopped_setting_up
+from deblur.training.errors import RunFolderError, TrainingError, TrainingInterrupted
 from deblur.training.jax.batches import device_draws, training_batches, validation_images
 from deblur.training.jax.checkpoints import (
     GROUPS,
@@ -51,6 +51,7 @@ from deblur.training.run_folder import (
     refuse_other_backend,
     resuming_line,
     save_model,
+    training_session,
     weights_fingerprint,
     write_metrics,
 )
@@ -59,16 +60,9 @@ from deblur.training.run_folder import (
 def train(config: Config, out_dir: str | Path, *, progress: bool = True, log: Callable = print) -> TrainResult:
     """Train the generator as `config` says, in `out_dir`, resuming from its latest checkpoint if any."""
     try:
-        with contextlib.ExitStack() as held:
-            try:
-                session = Session(config, Path(out_dir), progress, log, held)
-            except KeyboardInterrupt:
-                raise stopped_setting_up() from None
-            try:
-                while session.step < session.total_steps and not session.out_of_time:
-                    session.run_epoch()
-            except KeyboardInterrupt:
-                raise session.interrupted() from None
+        with training_session(lambda held: Session(config, Path(out_dir), progress, log, held)) as session:
+            while session.step < session.total_steps and not session.out_of_time:
+                session.run_epoch()
             return session.finish()
     finally:
         keras.distribution.set_distribution(None)  # the process's later models are not this run's to shard
