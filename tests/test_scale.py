@@ -1,6 +1,7 @@
 """`deblur predict --engine ray` on a local Ray with two workers: the outputs plain predict writes, a corrupt file
 in the dead-letter list, re-runs that skip what is done, a worker killed mid-run, and a clip made in segments."""
 
+import contextlib
 import csv
 import errno
 import os
@@ -269,7 +270,8 @@ def test_the_plan_leaves_a_folders_raw_files_out_says_so_and_says_a_clips_notes(
     Image.open(shots / "photo0.png").save(shots / "photo0.dng", format="TIFF")  # a RAW beside its JPEG, as cameras do
     make_clip(shots / "hlg.mp4", frames=4, colour=(9, 18), audio=False)
     said = []
-    plan = plan_inputs([str(shots)], WriteSettings(out=str(tmp_path / "out")), 10**8, lambda: {}, said.append)
+    locks = contextlib.ExitStack()
+    plan = plan_inputs([str(shots)], WriteSettings(out=str(tmp_path / "out")), 10**8, lambda: {}, locks, said.append)
     assert plan.raw == [str(shots / "photo0.dng")] and [task.source for task in plan.tasks] == [
         str(shots / "hlg.mp4"),
         str(shots / "photo0.png"),
@@ -279,9 +281,9 @@ def test_the_plan_leaves_a_folders_raw_files_out_says_so_and_says_a_clips_notes(
         "so that players show its colours; smooth gradients may band"
     ]
     # named itself, a RAW file is a task, which the worker refuses by name as plain predict does
-    named = plan_inputs([str(shots / "photo0.dng")], WriteSettings(out=str(tmp_path / "out")), 10**8, dict, print)
+    named = plan_inputs([str(shots / "photo0.dng")], WriteSettings(out=str(tmp_path / "out")), 10**8, dict, locks)
     assert named.raw == [] and [task.source for task in named.tasks] == [str(shots / "photo0.dng")]
-    plan.locks.close()
+    locks.close()
 
 
 def test_the_plan_holds_each_clips_work_folder_and_fails_one_another_run_writes(tmp_path):
@@ -298,14 +300,15 @@ def test_the_plan_holds_each_clips_work_folder_and_fails_one_another_run_writes(
     def lock(name: str):
         return one_run_at_a_time(work_folder(out / name), out / name, "out")
 
+    locks = contextlib.ExitStack()  # the run's
     with lock("a.mp4"):  # plain predict, writing a.mp4 into the same --out
-        plan = plan_inputs([str(tmp_path / "in")], WriteSettings(out=str(out)), 10**8, dict, print)
+        plan = plan_inputs([str(tmp_path / "in")], WriteSettings(out=str(out)), 10**8, dict, locks)
     assert [source for source, _ in plan.failed] == [str(tmp_path / "in" / "a.mp4")]
     assert f"another deblur run is writing {out / 'a.mp4'}" in plan.failed[0][1]
     assert {task.source for task in plan.tasks} == {str(tmp_path / "in" / "b.mp4")}
     with pytest.raises(OutputBusyError), lock("b.mp4"):  # held by this run until its clips are joined
         pass
-    plan.locks.close()
+    locks.close()
     with lock("b.mp4"):
         pass
 

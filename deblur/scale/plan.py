@@ -47,8 +47,6 @@ class Plan:
     failed: list[tuple[str, str]] = field(default_factory=list)  # (input, reason), found before any work
     clips: list[ClipPlan] = field(default_factory=list)
     raw: list[str] = field(default_factory=list)  # cameras' RAW files in the folders given, left out
-    # Held until the run ends: each clip's work folder, as plain predict holds it (a second run is refused)
-    locks: contextlib.ExitStack = field(default_factory=contextlib.ExitStack)
 
 
 def plan_inputs(
@@ -56,33 +54,19 @@ def plan_inputs(
     write: WriteSettings,
     max_pixels: int,
     identity: Callable[[], dict],
+    locks: contextlib.ExitStack,
     log: Callable[[str], None] = print,
 ) -> Plan:
     """The tasks for deblurring `inputs` (files, folders searched recursively, or URLs of either) into
     `write.out`, with the output names plain `deblur predict` gives. `identity()` is the Deblurrer's, asked only
-    when there is a clip (it decides whether a clip's finished segments can be used). The caller closes the
-    plan's `locks` when the run ends."""
-    plan = Plan()
-    try:
-        _plan_inputs(plan, inputs, write, max_pixels, identity, log)
-    except BaseException:
-        plan.locks.close()  # nothing runs: the clips locked so far are let go
-        raise
-    return plan
-
-
-def _plan_inputs(
-    plan: Plan,
-    inputs: list[str],
-    write: WriteSettings,
-    max_pixels: int,
-    identity: Callable[[], dict],
-    log: Callable[[str], None],
-) -> None:
+    when there is a clip (it decides whether a clip's finished segments can be used). Each clip's work folder is
+    locked as plain predict locks it (a second run is refused), in `locks`, which the caller holds until the run
+    ends."""
     out = write.out
     local_out = None if storage.is_url(out) else Path(out)
     if local_out:
         check_output_folder(local_out, [Path(location) for location in inputs if not storage.is_url(location)])
+    plan = Plan()
     local, remote = [], []
     for location in inputs:
         found = storage.list_files(location, READ_SUFFIXES | VIDEO_SUFFIXES | RAW_SUFFIXES, skip=local_out)
@@ -105,12 +89,13 @@ def _plan_inputs(
         if target in given:
             raise SettingError(f"{target} would overwrite an input; choose another output folder", settings=("out",))
         if kind == "video":
-            _plan_clip(plan, source, target, write, max_pixels, identity, log)
+            _plan_clip(plan, source, target, write, max_pixels, identity, locks, log)
         elif not write.overwrite and storage.exists(target):
             plan.skipped.append(target)
         else:
             storage.remove_leftovers(target)
             plan.tasks.append(Task(PHOTO, source, target))
+    return plan
 
 
 def _plan_clip(
@@ -120,6 +105,7 @@ def _plan_clip(
     write: WriteSettings,
     max_pixels: int,
     identity: Callable[[], dict],
+    locks: contextlib.ExitStack,
     log: Callable[[str], None],
 ) -> None:
     if storage.is_url(write.out):
@@ -146,7 +132,7 @@ def _plan_clip(
         return
     work = work_folder(Path(target))
     try:
-        plan.locks.enter_context(one_run_at_a_time(work, Path(target), "out"))
+        locks.enter_context(one_run_at_a_time(work, Path(target), "out"))
     except OutputBusyError as err:
         plan.failed.append((source, str(err)))
         return

@@ -13,6 +13,7 @@ where each would have done its work only to fail in the same way, and no clip is
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import io
 import shutil
@@ -84,8 +85,8 @@ def predict_at_scale(
             central["deblurrer"], central["note"] = opened.for_clips()
         return central["deblurrer"].identity()
 
-    plan = plan_inputs(inputs, settings.write, settings.read.max_pixels, identity, log)
-    with plan.locks:  # each clip's work folder, held until it is joined (as plain predict holds it)
+    with contextlib.ExitStack() as locks:  # each clip's work folder, held until it is joined (as predict does)
+        plan = plan_inputs(inputs, settings.write, settings.read.max_pixels, identity, locks, log)
         if not (plan.tasks or plan.skipped or plan.failed):
             held = f"; it holds {raw_files(plan.raw)}" if plan.raw else ""
             raise NothingFoundError(f"no photos or clips in {', '.join(inputs)} (searched all its folders){held}")
