@@ -264,7 +264,12 @@ def predict_files(
             else:
                 flattened = report.flattened.append
                 report.written.append(predict_one(item, deblurrer, write, plan.max_pixels, progress, flattened))
-        except (ImageReadError, OutputExistsError) as err:
+        except OutputExistsError as err:
+            if _finished(item, write):  # another run (one beside this) finished it since the plan was made
+                report.skipped.append(item.target)
+            else:
+                report.failed.append((item.source, err))
+        except ImageReadError as err:
             report.failed.append((item.source, err))
         except KeyboardInterrupt:
             raise _stopped(item, report, plan) from None
@@ -292,11 +297,10 @@ def predict_clip(
     progress: Progress | None = None,
     log: Callable[[str], None] = print,
 ) -> ClipReport:
-    """Deblur one clip into its output, resumably (deblur.video.predict)."""
-    if not write.overwrite and item.target.exists():
-        raise OutputExistsError(f"{item.target}: exists; allow overwriting to replace it", settings=("overwrite",))
+    """Deblur one clip into its output, resumably (deblur.video.predict); an output there already raises
+    OutputExistsError unless `write` allows overwriting."""
     video = VideoOptions(encoding=write.encoding, max_pixels=max_pixels, strip_metadata=write.strip_metadata)
-    return deblur_clip(item.source, item.target, deblurrer, video, progress, log)
+    return deblur_clip(item.source, item.target, deblurrer, video, progress, log, overwrite=write.overwrite)
 
 
 def predict_one(

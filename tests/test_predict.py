@@ -266,3 +266,23 @@ def test_a_stopped_predict_says_what_it_wrote_and_kept(tmp_path, monkeypatch):
     assert "stopped: 2 of 3 output(s) written; 1 finished segment(s) of" in result.output
     assert f"are kept in {out / '.c.mp4.parts'}; the same command goes on from there" in result.output
     assert sorted(path.name for path in out.iterdir()) == [".c.mp4.parts", "a.png", "b.png"]
+
+
+def test_a_photo_another_run_wrote_after_the_plan_is_skipped_and_one_only_half_there_fails(tmp_path):
+    from deblur.inference import load_deblurrer
+    from deblur.predict import plan_inputs, predict_files
+    from deblur.settings import WriteSettings
+
+    src, out = tmp_path / "in", tmp_path / "out"
+    src.mkdir()
+    for name in ("a.png", "b.png"):
+        Image.fromarray(noise((16, 16, 3))).save(src / name)
+    settings = WriteSettings(out=str(out), side_by_side=True)
+    plan = plan_inputs([str(src)], settings)
+    out.mkdir()
+    for name in ("a.png", "a_side_by_side.png", "b.png"):  # a run beside this one: a whole, b without its pair
+        (out / name).write_bytes(b"the other run's")
+    report = predict_files(plan, load_deblurrer(save_model(tmp_path / "identity")), settings)
+    assert report.skipped == [out / "a.png"] and not report.written
+    assert [str(err) for _, err in report.failed] == [f"{out / 'b.png'}: exists; allow overwriting to replace it"]
+    assert {path.read_bytes() for path in out.iterdir()} == {b"the other run's"}

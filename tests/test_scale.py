@@ -313,6 +313,30 @@ def test_the_plan_holds_each_clips_work_folder_and_fails_one_another_run_writes(
         pass
 
 
+def test_a_clip_another_run_finished_as_the_lock_was_taken_is_skipped(tmp_path, monkeypatch):
+    import deblur.scale.plan as planning
+    from deblur.settings import WriteSettings
+
+    (tmp_path / "in").mkdir()
+    make_clip(tmp_path / "in" / "a.mp4", frames=4, audio=False)
+    out = tmp_path / "out"
+    lock = planning.one_run_at_a_time
+
+    @contextlib.contextmanager
+    def after_the_other_run(*args, **kwargs):  # plain predict joined a.mp4 and let go of its lock
+        out.mkdir(exist_ok=True)
+        (out / "a.mp4").write_bytes(b"the other run's clip")
+        with lock(*args, **kwargs):
+            yield
+
+    monkeypatch.setattr(planning, "one_run_at_a_time", after_the_other_run)
+    with contextlib.ExitStack() as locks:
+        plan = planning.plan_inputs([str(tmp_path / "in")], WriteSettings(out=str(out)), 10**8, dict, locks)
+    assert plan.skipped == [str(out / "a.mp4")]
+    assert not plan.tasks and not plan.clips and not plan.failed
+    assert (out / "a.mp4").read_bytes() == b"the other run's clip"
+
+
 def test_a_folder_of_raw_files_only_says_what_it_holds_on_the_engine_too(tmp_path):
     (tmp_path / "card").mkdir()
     Image.fromarray(np.zeros((8, 12, 3), np.uint8)).save(tmp_path / "card" / "a.dng", format="TIFF")

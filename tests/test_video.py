@@ -1,5 +1,6 @@
 """`deblur predict` on clips: what comes back intact, resuming after an interruption, and bad input."""
 
+import contextlib
 import errno
 import json
 import os
@@ -284,6 +285,29 @@ def test_a_clip_another_run_is_writing_is_listed_as_failed_and_the_other_inputs_
     assert result.exit_code == 1, result.output
     assert f"another deblur run is writing {target} (its work in {work_folder(target)})" in result.output
     assert sorted(path.name for path in (tmp_path / "out").iterdir()) == ["b.mp4"]
+
+
+def test_a_clip_another_run_finished_while_this_one_read_it_is_skipped_not_done_again(model, tmp_path, monkeypatch):
+    import deblur.video.predict as clip_predict
+
+    (tmp_path / "in").mkdir()
+    make_clip(tmp_path / "in" / "a.mp4", frames=4, fps=10, audio=False)
+    target = tmp_path / "out" / "a.mp4"
+    lock = clip_predict.one_run_at_a_time
+
+    @contextlib.contextmanager
+    def after_the_other_run(*args, **kwargs):  # it joined the clip and let go of the lock as this run probed it
+        target.parent.mkdir(exist_ok=True)
+        target.write_bytes(b"the other run's clip")
+        with lock(*args, **kwargs):
+            yield
+
+    monkeypatch.setattr(clip_predict, "one_run_at_a_time", after_the_other_run)
+    result = predict(tmp_path / "in", "--model", model, "--out", tmp_path / "out", quiet=False)
+    assert result.exit_code == 0, result.output
+    assert "0 written, 0 failed" in result.output and "1 skipped: they exist" in result.output
+    assert target.read_bytes() == b"the other run's clip"
+    assert sorted(path.name for path in target.parent.iterdir()) == ["a.mp4"]
 
 
 def test_a_full_disk_mid_clip_names_the_clip_and_keeps_the_finished_segments(model, tmp_path, monkeypatch):

@@ -136,6 +136,9 @@ def _plan_clip(
     except OutputBusyError as err:
         plan.failed.append((source, str(err)))
         return
+    if not write.overwrite and Path(target).exists():  # the run that held the lock may have finished it
+        plan.skipped.append(target)
+        return
     done = finished_segments(work, clip_job(clip, identity(), video, per_segment), log)
     segments = [work / f"{index:05d}{Path(target).suffix}" for index in range(-(-frames // per_segment))]
     for index, segment in enumerate(segments):
