@@ -40,7 +40,10 @@ def test_sigkill_then_rerun_loses_nothing(tmp_path):
         "--set",
         "train.checkpoint_every=5",
     ]
-    killed = subprocess.Popen(command, env=os.environ, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    # TensorFlow's autograph writes each converted function's source to a temporary file it removes as Python
+    # exits, which a killed process never does: kept in tmp_path, not left in /tmp by every run of this test.
+    env = {**os.environ, "TMPDIR": str(tmp_path)}
+    killed = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 120
     # The manager writes ckpt-N.index, then the `checkpoint` pointer file: a kill between the two leaves nothing
     # to resume from, so wait until the pointer names a checkpoint.
