@@ -231,6 +231,34 @@ def test_page_deblurs_a_clip_as_a_job(server, tmp_path):
         browser.close()
 
 
+@pytest.mark.slow
+def test_a_clip_the_browser_cannot_play_is_said_so_not_shown_as_an_empty_box(server, tmp_path):
+    """An MPEG-2 stream (a DVD's video): the server deblurs it into an MP4, but no browser plays the upload itself."""
+    from helpers import make_clip
+    from playwright.sync_api import sync_playwright
+
+    clip = make_clip(tmp_path / "title.m2v", codec="mpeg2video", frames=4, size=(96, 128), audio=False)
+    flags = FLAGS + (["--no-sandbox"] if os.geteuid() == 0 else [])
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=chromium(playwright), args=flags, headless=True)
+        page = browser.new_page(viewport={"width": 900, "height": 900})
+        errors = []
+        page.on("pageerror", lambda error: errors.append(str(error)))
+        page.goto(server.url + "/")
+        page.set_input_files("#files", str(clip))
+        card = page.locator(".photo", has_text="title.m2v").first
+        page.wait_for_function(
+            "document.querySelector('.photo').dataset.state === 'done'", timeout=120_000, polling=250
+        )
+        said = card.locator(".before-video + figcaption")
+        said.filter(has_text="cannot play").wait_for(timeout=10_000)
+        assert said.inner_text().startswith("blurry: this browser cannot play the clip as it was sent")
+        assert "in step" not in card.locator(".after-video + figcaption").inner_text()
+        assert not card.locator(".before-video").is_visible() and card.locator(".download").is_visible()
+        assert errors == []
+        browser.close()
+
+
 def test_without_a_browser_the_page_test_is_skipped_here_and_required_in_ci(monkeypatch, tmp_path):
     class NoBrowser:  # what Playwright says when it has downloaded no Chromium
         class chromium:  # noqa: N801  Playwright's attribute name

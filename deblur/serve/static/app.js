@@ -223,11 +223,16 @@ async function deblurVideo(item) {
 function showVideo(card, beforeUrl, afterUrl, seconds) {
   const before = $(".before-video", card);
   const after = $(".after-video", card);
+  // A clip the browser cannot decode (MPEG-2, HEVC in Firefox, an AVI) showed as an empty black box: say so.
+  unplayable(before, "blurry: this browser cannot play the clip as it was sent (its codec or container)", () => {
+    if (!after.error) $("figcaption", after.closest("figure")).textContent = "deblurred";  // nothing plays in step
+  });
+  unplayable(after, "deblurred: this browser cannot play it here; Download keeps it");
   before.src = beforeUrl;
   after.src = afterUrl;
   // The deblurred clip leads; the blurry one follows it, frame for frame.
   const follow = () => { if (Math.abs(before.currentTime - after.currentTime) > 0.05) before.currentTime = after.currentTime; };
-  after.addEventListener("play", () => { follow(); before.play(); });
+  after.addEventListener("play", () => { follow(); before.play().catch(() => {}); });
   after.addEventListener("pause", () => before.pause());
   after.addEventListener("seeked", follow);
   const link = $(".download", card);
@@ -240,6 +245,14 @@ function showVideo(card, beforeUrl, afterUrl, seconds) {
   $(".timing", card).textContent = seconds ? `deblurred in ${Number(seconds).toFixed(1)} s on the server` : "";
   $(".result", card).hidden = false;
   setState(card, "done", "done", 100);
+}
+
+function unplayable(video, said, then = () => {}) {
+  video.addEventListener("error", () => {
+    video.hidden = true;
+    $("figcaption", video.closest("figure")).textContent = said;
+    then();
+  });
 }
 
 // The server's name for the download: RFC 6266's UTF-8 `filename*` where it sends one (a name in another script),
