@@ -1,13 +1,18 @@
-"""How `deblur` stops on SIGTERM (`deblur.cli.stopping`), each in a process of its own: a stop inside an import
-waits for it, a stop Python swallowed is sent again, a stop after the exit handlers is ignored."""
+"""How `deblur` stops on SIGTERM and Ctrl-C (`deblur.cli.stopping`), each in a process of its own: a stop inside
+an import or JAX's compiling waits for it, a stop Python swallowed is sent again, a stop after the exit handlers is
+ignored."""
 
 import subprocess
 import sys
 import textwrap
 
+import pytest
+
 
 def run_script(body: str, tmp_path) -> subprocess.CompletedProcess:
-    script = "import atexit, gc, os, signal, sys, time\nfrom deblur.cli import stop_on_sigterm\nstop_on_sigterm()\n"
+    script = "import atexit, gc, os, signal, sys, time\nfrom deblur.cli import stop_cleanly\n"
+    # Ctrl-C as in a terminal, also where the tests run with SIGINT ignored (a background job)
+    script += "signal.signal(signal.SIGINT, signal.default_int_handler)\nstop_cleanly()\n"
     return subprocess.run(
         [sys.executable, "-c", script + textwrap.dedent(body)],
         capture_output=True,
@@ -42,6 +47,38 @@ def test_a_stop_inside_an_import_waits_for_the_import(tmp_path):
         tmp_path,
     )
     assert ended.stdout == "stopped after the import\n", ended.stdout + ended.stderr
+
+
+@pytest.mark.parametrize("stop", ["SIGTERM", "SIGINT"])
+def test_a_stop_inside_jaxs_compiling_waits_for_it(tmp_path, stop):
+    # Raised inside JAX's compiling, a stop left the compilation running on XLA's threads: it crashed the process as
+    # it exited (Segmentation fault). Here a function whose code is one of JAX's files stands for the compiler.
+    ended = run_script(
+        """
+        compiler = os.path.join("site-packages", "jax", "_src", "compiler.py")
+        exec(compile(
+            "def compile_step(state):\\n"
+            "    os.kill(os.getpid(), signal.STOP)\\n"
+            "    end = time.monotonic() + 0.3\\n"
+            "    while time.monotonic() < end:\\n"
+            "        pass\\n"
+            "    state.append('compiled')\\n",
+            compiler,
+            "exec",
+        ))
+        state = []
+        try:
+            compile_step(state)
+            end = time.monotonic() + 5
+            while time.monotonic() < end:
+                time.sleep(0.01)
+            print("not stopped")
+        except KeyboardInterrupt:
+            print("stopped", "after the compile" if state else "inside the compile")
+        """.replace("STOP", stop),
+        tmp_path,
+    )
+    assert ended.stdout == "stopped after the compile\n", ended.stdout + ended.stderr
 
 
 def test_a_stop_raised_where_python_ignores_exceptions_is_sent_again(tmp_path):

@@ -378,16 +378,16 @@ STOPPED_SEGMENT_SECONDS = 0.5
 def stopping_script(source, target, model, stop: str, *, as_the_command: bool = False) -> str:
     """A process deblurring `source` in segments of half a second that sends itself `stop` (a signal's name) at its
     third model call (`finished_here` makes the same call again); `as_the_command` installs the deblur command's
-    SIGTERM handler first."""
+    SIGTERM and Ctrl-C handler first."""
     return textwrap.dedent(
         f"""
         import os, signal
         from pathlib import Path
-        from deblur.cli import stop_on_sigterm
+        from deblur.cli import stop_cleanly
         from deblur.inference import load_deblurrer
         from deblur.video.predict import VideoOptions, deblur_clip
         if {as_the_command}:
-            stop_on_sigterm()
+            stop_cleanly()
         deblurrer = load_deblurrer({str(model)!r})
         calls = []
         many = deblurrer.many

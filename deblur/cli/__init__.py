@@ -13,7 +13,7 @@ from typer.core import TyperGroup
 
 from deblur.cli import data, evaluate, export, predict, serve, timings, train
 from deblur.cli.common import PlainUsage, fail, user_message
-from deblur.cli.stopping import stop_on_sigterm
+from deblur.cli.stopping import stop_cleanly
 from deblur.console import hide_native_noise
 from deblur.errors import DeblurError, full_disk_message
 
@@ -63,5 +63,5 @@ def main() -> None:
 def run() -> None:
     """The `deblur` command: the app, with TensorFlow's native start-up lines filtered from the terminal."""
     hide_native_noise()
-    stop_on_sigterm()
+    stop_cleanly()
     app(prog_name="deblur")

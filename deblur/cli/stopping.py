@@ -1,7 +1,7 @@
 """How the `deblur` command stops: SIGTERM (`kill`, a service manager, a container's stop) unwinds as Ctrl-C does,
 the work in progress abandoned cleanly (no temporary file left; training saves a checkpoint) and what was finished
-kept. Python raises a stop wherever the process is; three places needed care, each met on a 2-core Zen 4 stopping
-`deblur evaluate` at different moments."""
+kept. Python raises a stop wherever the process is; four places needed care, each met on a 2-core Zen 4 stopping
+`deblur evaluate` or `deblur train` at different moments."""
 
 from __future__ import annotations
 
@@ -15,19 +15,24 @@ import threading
 AGAIN_AFTER = 0.05  # s: a stop put off is sent again this soon
 
 
-def stop_on_sigterm() -> None:
-    """SIGTERM raises KeyboardInterrupt, as Ctrl-C does, except inside an import (put off until it ends) and after
-    the exit handlers (ignored); a stop that Python swallowed is sent again."""
+def stop_cleanly() -> None:
+    """SIGTERM raises KeyboardInterrupt, as Ctrl-C does; either is put off inside an import or JAX's compiling
+    until it ends, and SIGTERM is ignored after the exit handlers; a stop that Python swallowed is sent again."""
 
     def interrupt(signum, frame):
         # Raised inside an import, a stop can leave a native library half set up: TensorFlow's then crashed the
-        # process as it exited (exit 139, "Segmentation fault", one stop of three 2.5 s into an evaluate).
-        if _importing(frame):
-            _again_soon()
+        # process as it exited (exit 139, "Segmentation fault", one stop of three 2.5 s into an evaluate). Raised
+        # inside JAX's tracing and compiling, it left a compilation running on XLA's threads, which crashed as the
+        # process exited and its client was torn down (3 SIGTERMs of 4 and 4 Ctrl-Cs of 4, 5.5 s into
+        # `deblur train` on JAX).
+        if _put_off(frame):
+            _again_soon(signum)
             return
         raise KeyboardInterrupt
 
     signal.signal(signal.SIGTERM, interrupt)
+    if signal.getsignal(signal.SIGINT) is signal.default_int_handler:  # not where it is ignored (nohup, `cmd &`)
+        signal.signal(signal.SIGINT, interrupt)
     sys.unraisablehook = _stops_not_swallowed(sys.unraisablehook)
     # Registered before any library's, so run after them: the run's threads have ended and its output is written.
     # What is left is the teardown of TensorFlow's and OpenVINO's native code (1.4 s after `deblur evaluate`),
@@ -36,18 +41,23 @@ def stop_on_sigterm() -> None:
     atexit.register(signal.signal, signal.SIGTERM, signal.SIG_IGN)
 
 
-def _importing(frame) -> bool:
-    """Whether `frame` runs inside an import (below importlib's own frames)."""
+# JAX's tracing, lowering and compiling (a jitted call's fast path has no frame of its own)
+_JAX = os.path.join("jax", "_src", "")
+
+
+def _put_off(frame) -> bool:
+    """Whether `frame` runs inside an import (below importlib's own frames) or inside JAX's own code."""
     while frame is not None:
-        if frame.f_code.co_filename.startswith("<frozen importlib._bootstrap"):
+        name = frame.f_code.co_filename
+        if name.startswith("<frozen importlib._bootstrap") or _JAX in name:
             return True
         frame = frame.f_back
     return False
 
 
-def _again_soon() -> None:
-    """SIGTERM to this process again in `AGAIN_AFTER` s, from a thread: the handler then runs where it may raise."""
-    timer = threading.Timer(AGAIN_AFTER, os.kill, (os.getpid(), signal.SIGTERM))
+def _again_soon(signum: int = signal.SIGTERM) -> None:
+    """The stop to this process again in `AGAIN_AFTER` s, from a thread: the handler then runs where it may raise."""
+    timer = threading.Timer(AGAIN_AFTER, os.kill, (os.getpid(), signum))
     timer.daemon = True
     with contextlib.suppress(RuntimeError):  # the interpreter is shutting down: no thread starts, nor is needed
         timer.start()

@@ -105,7 +105,7 @@ def run_on_ray(
 def _keep_sigterm(handler) -> None:
     """The SIGTERM handler that was there before `ray.init`, put back: Ray's core worker puts in its own, which
     ended a `kill` of `deblur predict --engine ray` with native stack lines and exit 15, where the command's own
-    (`deblur.cli.stopping.stop_on_sigterm`) says what was written and how to go on, as Ctrl-C does."""
+    (`deblur.cli.stopping.stop_cleanly`) says what was written and how to go on, as Ctrl-C does."""
     if callable(handler) and threading.current_thread() is threading.main_thread():  # the CLI's; with none set, Ray's
         signal.signal(signal.SIGTERM, handler)
 
