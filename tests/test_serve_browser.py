@@ -7,6 +7,7 @@ DEBLUR_SCREENSHOTS=folder the screenshot of the page is also kept there (the doc
 """
 
 import base64
+import contextlib
 import io
 import os
 import shutil
@@ -63,19 +64,28 @@ def server():
         yield started
 
 
-@pytest.mark.slow
-def test_page_deblurs_a_dropped_and_a_picked_photo(server, tmp_path):
+@contextlib.contextmanager
+def opened_page(**options):
+    """A page in Chromium (headless, 900x900, `options` as Playwright's `new_page` takes them) and the list its
+    script errors go to."""
     from playwright.sync_api import sync_playwright
 
-    picked = blurry_photo(tmp_path / "coffee.png")
-    dropped = tmp_path / "coffee-dropped.png"
-    dropped.write_bytes(picked.read_bytes())
     flags = FLAGS + (["--no-sandbox"] if os.geteuid() == 0 else [])
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=chromium(playwright), args=flags, headless=True)
-        page = browser.new_page(viewport={"width": 900, "height": 900}, accept_downloads=True)
+        page = browser.new_page(viewport={"width": 900, "height": 900}, **options)
         errors = []
         page.on("pageerror", lambda error: errors.append(str(error)))
+        yield page, errors
+        browser.close()
+
+
+@pytest.mark.slow
+def test_page_deblurs_a_dropped_and_a_picked_photo(server, tmp_path):
+    picked = blurry_photo(tmp_path / "coffee.png")
+    dropped = tmp_path / "coffee-dropped.png"
+    dropped.write_bytes(picked.read_bytes())
+    with opened_page(accept_downloads=True) as (page, errors):
         served = []  # every request the page sends to the server
         page.on("request", lambda sent: served.append(sent.url) if sent.url.startswith(server.url) else None)
         page.goto(server.url + "/")
@@ -162,7 +172,6 @@ def test_page_deblurs_a_dropped_and_a_picked_photo(server, tmp_path):
         assert download.value.suggested_filename == "coffee-deblurred.png"
         downloaded = Path(download.value.path()).read_bytes()
         assert errors == []
-        browser.close()
 
         body, kind = multipart("coffee.png", picked.read_bytes())
         status, _, from_api = request(server.host, server.port, "POST", "/v1/deblur", body, {"Content-Type": kind})
@@ -175,23 +184,15 @@ def test_page_deblurs_a_dropped_and_a_picked_photo(server, tmp_path):
 def test_a_photo_named_in_another_script_downloads_under_its_own_name(server, tmp_path):
     """The server sends such a name as RFC 6266's UTF-8 `filename*` beside an ASCII `filename`: the page takes
     the first."""
-    from playwright.sync_api import sync_playwright
-
     path = tmp_path / "照片.png"
     Image.fromarray(skimage_data.astronaut()[:96, :128]).save(path)
-    flags = FLAGS + (["--no-sandbox"] if os.geteuid() == 0 else [])
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=chromium(playwright), args=flags, headless=True)
-        page = browser.new_page(viewport={"width": 900, "height": 900})
-        errors = []
-        page.on("pageerror", lambda error: errors.append(str(error)))
+    with opened_page() as (page, errors):
         page.goto(server.url + "/")
         page.set_input_files("#files", str(path))
         page.wait_for_function("document.querySelectorAll('.photo[data-state=done]').length === 1", timeout=120_000)
         card = page.locator(".photo").first
         assert card.locator(".download").get_attribute("download") == "照片-deblurred.png"
         assert errors == []
-        browser.close()
 
 
 @pytest.mark.slow
@@ -199,15 +200,9 @@ def test_page_deblurs_a_clip_as_a_job(server, tmp_path):
     """A clip dropped on the page: uploaded as a job, followed to the end, shown beside the input, downloaded."""
     import av
     from helpers import make_clip
-    from playwright.sync_api import sync_playwright
 
     clip = make_clip(tmp_path / "walk.mp4", frames=6, size=(96, 128))
-    flags = FLAGS + (["--no-sandbox"] if os.geteuid() == 0 else [])
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=chromium(playwright), args=flags, headless=True)
-        page = browser.new_page(viewport={"width": 900, "height": 900}, accept_downloads=True)
-        errors = []
-        page.on("pageerror", lambda error: errors.append(str(error)))
+    with opened_page(accept_downloads=True) as (page, errors):
         page.goto(server.url + "/")
         page.set_input_files("#files", str(clip))
         card = page.locator(".photo", has_text="walk.mp4").first
@@ -228,22 +223,15 @@ def test_page_deblurs_a_clip_as_a_job(server, tmp_path):
         with av.open(download.value.path()) as container:
             assert sum(1 for _ in container.decode(video=0)) == 6
         assert errors == []
-        browser.close()
 
 
 @pytest.mark.slow
 def test_a_clip_the_browser_cannot_play_is_said_so_not_shown_as_an_empty_box(server, tmp_path):
     """An MPEG-2 stream (a DVD's video): the server deblurs it into an MP4, but no browser plays the upload itself."""
     from helpers import make_clip
-    from playwright.sync_api import sync_playwright
 
     clip = make_clip(tmp_path / "title.m2v", codec="mpeg2video", frames=4, size=(96, 128), audio=False)
-    flags = FLAGS + (["--no-sandbox"] if os.geteuid() == 0 else [])
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=chromium(playwright), args=flags, headless=True)
-        page = browser.new_page(viewport={"width": 900, "height": 900})
-        errors = []
-        page.on("pageerror", lambda error: errors.append(str(error)))
+    with opened_page() as (page, errors):
         page.goto(server.url + "/")
         page.set_input_files("#files", str(clip))
         card = page.locator(".photo", has_text="title.m2v").first
@@ -256,7 +244,6 @@ def test_a_clip_the_browser_cannot_play_is_said_so_not_shown_as_an_empty_box(ser
         assert "in step" not in card.locator(".after-video + figcaption").inner_text()
         assert not card.locator(".before-video").is_visible() and card.locator(".download").is_visible()
         assert errors == []
-        browser.close()
 
 
 def test_without_a_browser_the_page_test_is_skipped_here_and_required_in_ci(monkeypatch, tmp_path):
