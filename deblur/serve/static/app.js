@@ -223,7 +223,7 @@ async function deblurVideo(item) {
 function showVideo(card, beforeUrl, afterUrl, seconds) {
   const before = $(".before-video", card);
   const after = $(".after-video", card);
-  // A clip the browser cannot decode (MPEG-2, HEVC in Firefox, an AVI) showed as an empty black box: say so.
+  // A clip the browser cannot decode (MPEG-2, HEVC in Chromium and Firefox, an AVI) showed as a black box: say so.
   unplayable(before, "blurry: this browser cannot play the clip as it was sent (its codec or container)", () => {
     if (!after.error) $("figcaption", after.closest("figure")).textContent = "deblurred";  // nothing plays in step
   });
@@ -248,11 +248,15 @@ function showVideo(card, beforeUrl, afterUrl, seconds) {
 }
 
 function unplayable(video, said, then = () => {}) {
-  video.addEventListener("error", () => {
+  const say = () => {
     video.hidden = true;
     $("figcaption", video.closest("figure")).textContent = said;
     then();
-  });
+  };
+  video.addEventListener("error", say);
+  // A video track the browser cannot decode beside an audio track it can (HEVC with AAC, as phones record) is no
+  // error: the sound plays under a black box.
+  video.addEventListener("loadedmetadata", () => { if (video.videoWidth === 0) say(); });
 }
 
 // The server's name for the download: RFC 6266's UTF-8 `filename*` where it sends one (a name in another script),
