@@ -63,6 +63,20 @@ def test_a_bug_keeps_its_traceback(monkeypatch, tmp_path):
     assert "error:" not in result.output
 
 
+def test_a_stop_before_the_work_begins_is_said(monkeypatch, tmp_path):
+    # stopped while the model loaded: Typer ended predict with exit 130 and no word
+    import deblur.inference
+
+    def stopped(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(deblur.inference, "open_deblurrer", stopped)
+    Image.fromarray(np.zeros((32, 32, 3), np.uint8)).save(tmp_path / "photo.png")
+    result = runner.invoke(app, ["predict", str(tmp_path / "photo.png"), "--out", str(tmp_path / "out")])
+    assert (result.exit_code, result.output) == (130, "error: stopped: nothing was written\n")
+    assert not (tmp_path / "out").exists()
+
+
 def test_user_errors_are_one_line_with_the_flags(monkeypatch, tmp_path):
     from deblur.errors import SettingError
     from deblur.training import trainer

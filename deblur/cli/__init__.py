@@ -23,7 +23,8 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
 class Commands(TyperGroup):
     """Runs every command inside the one handler for user errors: a `DeblurError` becomes one line on stderr and
-    its exit code, and so does a full disk (exit 1); anything else is a bug and shows its traceback. An option's bad
+    its exit code, and so does a full disk (exit 1) and a stop (exit 130); anything else is a bug and shows its
+    traceback. An option's bad
     value keeps Click's message, without the "Value error, " that Typer's pydantic validation puts before it
     (plumbing, not information)."""
 
@@ -39,6 +40,11 @@ class Commands(TyperGroup):
         except typer.BadParameter as err:
             err.message = err.message.removeprefix("Value error, ")
             raise
+        except KeyboardInterrupt:
+            # Ctrl-C or SIGTERM before a command's work began (its model loading, its inputs planned): Typer ended
+            # it with exit 130 and no word. The commands that write say what they kept; what deblur writes appears
+            # only whole, so nothing was written here.
+            raise fail("stopped: nothing was written", 130) from None
 
 
 app = typer.Typer(
