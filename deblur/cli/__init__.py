@@ -24,9 +24,8 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 class Commands(TyperGroup):
     """Runs every command inside the one handler for user errors: a `DeblurError` becomes one line on stderr and
     its exit code, and so does a full disk (exit 1) and a stop (exit 130); anything else is a bug and shows its
-    traceback. An option's bad
-    value keeps Click's message, without the "Value error, " that Typer's pydantic validation puts before it
-    (plumbing, not information)."""
+    traceback. An option's bad value keeps Click's message, without the "Value error, " that Typer's pydantic
+    validation puts before it (plumbing, not information)."""
 
     def invoke(self, ctx):
         try:

@@ -225,7 +225,7 @@ function showVideo(card, beforeUrl, afterUrl, seconds) {
   const after = $(".after-video", card);
   // A clip the browser cannot decode (MPEG-2, HEVC in Chromium and Firefox, an AVI) showed as a black box: say so.
   unplayable(before, "blurry: this browser cannot play the clip as it was sent (its codec or container)", () => {
-    if (!after.error) $("figcaption", after.closest("figure")).textContent = "deblurred";  // nothing plays in step
+    if (!after.hidden) $("figcaption", after.closest("figure")).textContent = "deblurred";  // nothing plays in step
   });
   unplayable(after, "deblurred: this browser cannot play it here; Download keeps it");
   before.src = beforeUrl;
