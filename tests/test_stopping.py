@@ -79,6 +79,8 @@ def test_a_stop_inside_jaxs_compiling_waits_for_it(tmp_path, stop):
         tmp_path,
     )
     assert ended.stdout == "stopped after the compile\n", ended.stdout + ended.stderr
+    # said once, while it waits (silent, the stop looked ignored)
+    assert ended.stderr == "stopping once JAX has finished compiling ...\n", ended.stderr
 
 
 def test_a_stop_raised_where_python_ignores_exceptions_is_sent_again(tmp_path):

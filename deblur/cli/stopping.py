@@ -19,15 +19,25 @@ def stop_cleanly() -> None:
     """SIGTERM raises KeyboardInterrupt, as Ctrl-C does; either is put off inside an import or JAX's compiling
     until it ends, and SIGTERM is ignored after the exit handlers; a stop that Python swallowed is sent again."""
 
+    said = False  # that this stop waits for JAX
+
     def interrupt(signum, frame):
+        nonlocal said
         # Raised inside an import, a stop can leave a native library half set up: TensorFlow's then crashed the
         # process as it exited (exit 139, "Segmentation fault", one stop of three 2.5 s into an evaluate). Raised
         # inside JAX's tracing and compiling, it left a compilation running on XLA's threads, which crashed as the
         # process exited and its client was torn down (3 SIGTERMs of 4 and 4 Ctrl-Cs of 4, 5.5 s into
         # `deblur train` on JAX).
-        if _put_off(frame):
+        inside = _put_off(frame)
+        if inside:
+            if inside == "jax" and not said:
+                # Seconds on a CPU, longer for a GPU's first compile: without a word the stop looked ignored.
+                with contextlib.suppress(OSError):  # written as is: a handler may interrupt a print to stderr
+                    os.write(2, b"stopping once JAX has finished compiling ...\n")
+                said = True
             _again_soon(signum)
             return
+        said = False
         raise KeyboardInterrupt
 
     signal.signal(signal.SIGTERM, interrupt)
@@ -45,14 +55,18 @@ def stop_cleanly() -> None:
 _JAX = os.path.join("jax", "_src", "")
 
 
-def _put_off(frame) -> bool:
-    """Whether `frame` runs inside an import (below importlib's own frames) or inside JAX's own code."""
+def _put_off(frame) -> str | None:
+    """"import" where `frame` runs inside an import (below importlib's own frames; JAX's own imports too), "jax"
+    inside JAX's own code, else None."""
+    inside = None
     while frame is not None:
         name = frame.f_code.co_filename
-        if name.startswith("<frozen importlib._bootstrap") or _JAX in name:
-            return True
+        if name.startswith("<frozen importlib._bootstrap"):
+            return "import"
+        if _JAX in name:
+            inside = "jax"
         frame = frame.f_back
-    return False
+    return inside
 
 
 def _again_soon(signum: int = signal.SIGTERM) -> None:
