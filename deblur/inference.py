@@ -17,6 +17,7 @@ from deblur import hardware
 from deblur.config import InferencePrecision
 from deblur.console import Hint
 from deblur.errors import DeblurError, SettingError
+from deblur.export.exporter import RUNTIMES, exported_format
 from deblur.imageio import read_photo, write_photo
 from deblur.min_side import check_min_side
 from deblur.model import is_kernel_aware, with_gate
@@ -179,7 +180,6 @@ class Deblurrer:
 def check_model_file(path: Path, setting: str = "model") -> None:
     """Refuse what is not a model.keras file before loading it, naming an export of one (deblur runs the .keras
     model; the exports are for other runtimes)."""
-    runtimes = {".tflite": "LiteRT", ".onnx": "ONNX Runtime", ".xml": "OpenVINO", ".bin": "OpenVINO"}
     if path.is_dir():
         inside = path / "model.keras"
         kind = (
@@ -190,9 +190,10 @@ def check_model_file(path: Path, setting: str = "model") -> None:
         raise ModelLoadError(f"{path} is {kind}", settings=(setting,))
     if not path.is_file():
         raise ModelLoadError(f"model file {path} not found", settings=(setting,))
-    if path.suffix.lower() in runtimes:
+    exported = exported_format(path)
+    if exported:
         raise ModelLoadError(
-            f"{path} is an export for {runtimes[path.suffix.lower()]}, not a model deblur runs: give the model.keras "
+            f"{path} is an export for {RUNTIMES[exported]}, not a model deblur runs: give the model.keras "
             "it was exported from",
             settings=(setting,),
         )

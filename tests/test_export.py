@@ -16,7 +16,7 @@ from typer.testing import CliRunner
 
 from deblur.cli import app
 from deblur.errors import SettingError
-from deblur.export.exporter import ExportRequest
+from deblur.export.exporter import ExportRequest, exported_format
 from deblur.export.runtimes import exported_runner
 from deblur.inference import load_deblurrer
 
@@ -103,6 +103,8 @@ def test_openvino_ir_runs_without_deblur_and_matches_predict(model, photo, predi
     assert "deblur imported: False" in done.stdout
     assert psnr(np.load(tmp_path / "f32.npy"), predicted[1]) >= 80
     assert psnr(np.load(tmp_path / "bf16.npy"), predicted[1]) >= 30  # random weights: bfloat16 errors grow
+    for given in (out, out.with_suffix(".BIN")):  # deblur's own runner, given either file of the IR
+        assert psnr(exported_runner(given)(read(photo)), predicted[1]) >= 80
     again = export(model, out, "--format", "openvino")
     assert again.exit_code == 1 and "exists; allow overwriting" in again.output
 
@@ -231,6 +233,14 @@ def one_error_line(result) -> str:
     lines = [line for line in result.output.splitlines() if line.startswith("error:")]
     assert len(lines) == 1, result.output
     return lines[0]
+
+
+@pytest.mark.parametrize(
+    "name, fmt",
+    [("m.tflite", "litert"), ("m.ONNX", "onnx"), ("m.xml", "openvino"), ("m.bin", "openvino"), ("m.keras", None)],
+)
+def test_the_format_an_exports_name_says(name, fmt):
+    assert exported_format(Path(name)) == fmt
 
 
 def test_unknown_format(model, tmp_path):

@@ -13,6 +13,7 @@ from pathlib import Path
 import numpy as np
 
 from deblur.errors import SettingError
+from deblur.export.exporter import exported_format
 from deblur.imageio import to_uint8
 
 Runner = Callable[[np.ndarray], np.ndarray]
@@ -28,12 +29,13 @@ def exported_runner(path: Path, *, threads: int | None = None, uint8: bool = Fal
     threads = threads or os.cpu_count() or 1
     if path.is_dir():
         return _savedmodel(path, uint8)
-    if path.suffix == ".tflite":
+    exported = exported_format(path)
+    if exported == "litert":
         return _litert(path, threads)
-    if path.suffix == ".onnx":
+    if exported == "onnx":
         return _onnx(path, threads)
-    if path.suffix == ".xml":
-        return _openvino(path, threads, precision)
+    if exported == "openvino":
+        return _openvino(path.with_suffix(".xml"), threads, precision)  # given its .bin too
     raise SettingError(f"{path}: not a SavedModel folder, .tflite, .onnx or OpenVINO .xml file", settings=("model",))
 
 
