@@ -11,7 +11,14 @@ import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from deblur.errors import FULL_DISK, OutputBusyError, SettingError, full_disk_at, full_disk_from_tensorflow
+from deblur.errors import (
+    FULL_DISK,
+    OutputBusyError,
+    OutputExistsError,
+    SettingError,
+    full_disk_at,
+    full_disk_from_tensorflow,
+)
 
 
 def check_folder(folder: str | Path, setting: str | None = None) -> None:
@@ -74,6 +81,13 @@ def _refuse_unwritable(folder: Path, named: str, settings: tuple[str, ...]) -> N
         if err.errno in FULL_DISK:  # said before the work, not after it
             raise SettingError(f"{named}{shown}: {err.strerror}: free some space first", settings=settings) from err
         raise SettingError(f"{named}{shown} cannot be written in ({err.strerror})", settings=settings) from err
+
+
+def refuse_existing(target: Path, *, overwrite: bool = False, settings: tuple[str, ...] = ("overwrite",)) -> None:
+    """OutputExistsError where `target` exists and overwriting it was not allowed: nothing the user has is replaced
+    unasked."""
+    if target.exists() and not overwrite:
+        raise OutputExistsError(f"{target} exists; allow overwriting to replace it", settings=settings)
 
 
 def make_folder(folder: Path) -> None:

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Protocol
 import numpy as np
 
 from deblur.errors import DeblurError, Interrupted, NothingFoundError, OutputExistsError, SettingError
-from deblur.files import check_folder, work_folder
+from deblur.files import check_folder, refuse_existing, work_folder
 from deblur.imageio import (
     DEFAULT_MAX_PIXELS,
     RAW_SUFFIXES,
@@ -315,8 +315,8 @@ def predict_one(
     used raises ImageReadError naming it, an existing output OutputExistsError; nothing is written for it.
     `on_flattened` is told of a photo whose transparency the output format cannot hold (flattened onto white)."""
     target, pair_target = item.target, _side_by_side(item.target)
-    if not write.overwrite and (target.exists() or (write.side_by_side and pair_target.exists())):
-        raise OutputExistsError(f"{target}: exists; allow overwriting to replace it", settings=("overwrite",))
+    for output in (target, pair_target) if write.side_by_side else (target,):
+        refuse_existing(output, overwrite=write.overwrite)
     photo = read_photo(item.source, max_pixels=max_pixels)
     height, width = photo.rgb.shape[:2]
     check_min_side(width, height, str(item.source))

@@ -275,14 +275,18 @@ def test_a_photo_another_run_wrote_after_the_plan_is_skipped_and_one_only_half_t
 
     src, out = tmp_path / "in", tmp_path / "out"
     src.mkdir()
-    for name in ("a.png", "b.png"):
+    for name in ("a.png", "b.png", "c.png"):
         Image.fromarray(noise((16, 16, 3))).save(src / name)
     settings = WriteSettings(out=str(out), side_by_side=True)
     plan = plan_inputs([str(src)], settings)
     out.mkdir()
-    for name in ("a.png", "a_side_by_side.png", "b.png"):  # a run beside this one: a whole, b without its pair
+    # a run beside this one: a whole, b without its pair, c's pair alone
+    for name in ("a.png", "a_side_by_side.png", "b.png", "c_side_by_side.png"):
         (out / name).write_bytes(b"the other run's")
     report = predict_files(plan, load_deblurrer(save_model(tmp_path / "identity")), settings)
     assert report.skipped == [out / "a.png"] and not report.written
-    assert [str(err) for _, err in report.failed] == [f"{out / 'b.png'}: exists; allow overwriting to replace it"]
+    # each named as the file that is there (c's had named c.png, which was not)
+    assert [str(err) for _, err in report.failed] == [
+        f"{out / name} exists; allow overwriting to replace it" for name in ("b.png", "c_side_by_side.png")
+    ]
     assert {path.read_bytes() for path in out.iterdir()} == {b"the other run's"}

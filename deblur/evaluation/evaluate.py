@@ -25,7 +25,7 @@ from deblur.evaluation.align import aligned_scores, smallest_side
 from deblur.evaluation.baselines import WITH_KERNEL, WITHOUT_KERNEL
 from deblur.evaluation.report import EvaluationReport, ImageResult
 from deblur.evaluation.resume import ScoredSoFar, parts_file
-from deblur.files import atomic_write_text, check_parent, one_run_at_a_time
+from deblur.files import atomic_write_text, check_parent, one_run_at_a_time, refuse_existing
 from deblur.inference import Deblurrer, open_deblurrer
 from deblur.losses import SSIM_WINDOW, psnr, ssim
 from deblur.paths import choose_model
@@ -156,7 +156,7 @@ def evaluate_model(
     if out is not None and out.is_dir():
         raise OutputExistsError(f"{out} is a folder: give a file for the results (JSON)", settings=("out",))
     if out is not None:
-        _refuse_existing(out, overwrite)
+        refuse_existing(out, overwrite=overwrite, settings=("out", "overwrite"))
     with contextlib.ExitStack() as held:
         chosen = choose_model(model, kernel_aware=method == "kernel-aware")
         pairs = evaluation_pairs(data, split, limit, align=align)  # the data is checked before the slow load
@@ -164,7 +164,8 @@ def evaluate_model(
         split = resolve_split(splits, split)
         if out is not None:  # one run at a time on FILE: two would append to one file of scores
             held.enter_context(one_run_at_a_time(parts_file(out), out, "out"))
-            _refuse_existing(out, overwrite)  # again, with the lock held: another run may just have written it
+            # again, with the lock held: another run may just have written it
+            refuse_existing(out, overwrite=overwrite, settings=("out", "overwrite"))
         deblurrer, _ = open_deblurrer(
             chosen, precision=precision, runtime=runtime, method=method, ensemble=ensemble, estimates=estimates, log=log
         )
@@ -202,13 +203,6 @@ def evaluate_model(
             atomic_write_text(out, json.dumps(report.to_json(), indent=2) + "\n")
             scored.finished()
         return report
-
-
-def _refuse_existing(out: Path, overwrite: bool) -> None:
-    if out.exists() and not overwrite:
-        raise OutputExistsError(
-            f"{out} already exists: choose another file or allow overwriting", settings=("out", "overwrite")
-        )
 
 
 def _read(path: Path) -> np.ndarray:

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Literal, get_args
 
 from deblur.errors import OutputExistsError, SettingError
-from deblur.files import atomic_dir, atomic_path, check_parent
+from deblur.files import atomic_dir, atomic_path, check_parent, refuse_existing
 
 ExportFormat = Literal["savedmodel", "litert", "onnx", "openvino"]
 Quantization = Literal["int8"]
@@ -132,12 +132,10 @@ def _check_out(request: ExportRequest, model_path: Path) -> None:
     if out.resolve() in (given, given.parent) or given.is_relative_to(out.resolve()):
         raise SettingError(f"{out} would overwrite the model being exported; choose another --out", settings=("out",))
     weights = out.with_suffix(".bin") if request.fmt == "openvino" else None
-    if weights is not None and weights.exists() and not request.overwrite:
-        raise OutputExistsError(f"{weights} exists; allow overwriting to replace it", settings=("out", "overwrite"))
+    for target in (weights, out) if weights else (out,):
+        refuse_existing(target, overwrite=request.overwrite, settings=("out", "overwrite"))
     if not out.exists():
         return
-    if not request.overwrite:
-        raise OutputExistsError(f"{out} exists; allow overwriting to replace it", settings=("out", "overwrite"))
     if request.fmt == "savedmodel" and not (out / "saved_model.pb").is_file():
         raise OutputExistsError(f"{out} exists and is not a SavedModel folder: not replacing it", settings=("out",))
     if request.fmt != "savedmodel" and not out.is_file():

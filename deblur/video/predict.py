@@ -19,8 +19,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
-from deblur.errors import OutputExistsError
-from deblur.files import full_disk_named, one_run_at_a_time, start_work, work_folder
+from deblur.files import full_disk_named, one_run_at_a_time, refuse_existing, start_work, work_folder
 from deblur.imageio import DEFAULT_MAX_PIXELS
 from deblur.video.clips import Clip, Frame, VideoReadError, frames_per_segment, probe_clip, read_frames
 from deblur.video.encode import Encoding, JoinReport, SegmentWriter, join_segments, pixel_format
@@ -86,7 +85,7 @@ def deblur_clip(
     Without `overwrite`, a `target` that exists raises OutputExistsError, one that another run finished while this
     one was reading the clip included."""
     started = time.perf_counter()
-    _refuse_existing(target, overwrite)
+    refuse_existing(target, overwrite=overwrite)
     clip = probe_clip(source, max_pixels=options.max_pixels, name=name)
     notes = clip_notes(clip, options.encoding)
     if deblurrer.method != "network":
@@ -97,7 +96,7 @@ def deblur_clip(
     job = clip_job(clip, deblurrer.identity(), options, per_segment)
     # A segment's temporary name, in a hidden folder and gone once abandoned, would not say which output had no room.
     with one_run_at_a_time(work, target, "out"), full_disk_named(target, work):
-        _refuse_existing(target, overwrite)  # again, with the lock held: the run that held it may have finished it
+        refuse_existing(target, overwrite=overwrite)  # again, with the lock held: the run that held it may be done
         done = finished_segments(work, job, log)
         resumed = min(len(done) * per_segment, clip.frames or 0)
         on_frames = progress.clip(source.name, clip.frames, resumed) if progress else (lambda _: None)
@@ -131,11 +130,6 @@ def deblur_clip(
     shutil.rmtree(work, ignore_errors=True)
     resumed = min(len(done) * per_segment, frames)
     return ClipReport(source, target, frames, resumed, time.perf_counter() - started, streams, notes)
-
-
-def _refuse_existing(target: Path, overwrite: bool) -> None:
-    if not overwrite and target.exists():
-        raise OutputExistsError(f"{target}: exists; allow overwriting to replace it", settings=("overwrite",))
 
 
 def clip_notes(clip: Clip, encoding: Encoding) -> list[str]:
