@@ -20,10 +20,9 @@ from deblur.errors import DeblurError, Interrupted, NothingFoundError, OutputExi
 from deblur.files import check_folder, refuse_existing, work_folder
 from deblur.imageio import (
     DEFAULT_MAX_PIXELS,
-    RAW_SUFFIXES,
     READ_SUFFIXES,
     ImageReadError,
-    find_images,
+    find_photos_and_raw,
     flattens_alpha,
     is_photo,
     raw_files,
@@ -142,10 +141,8 @@ def plan_inputs(
         )
     given = [Path(item) for item in inputs]
     check_output_folder(write.out, given)
-    found = find_images(given, suffixes=MEDIA_SUFFIXES, skip=Path(write.out))
-    folders = [path for path in given if path.is_dir()]
-    raw = [path for path, _ in find_images(folders, suffixes=RAW_SUFFIXES, skip=Path(write.out))]
-    if given and len(folders) == len(given) and not found:
+    found, raw = find_photos_and_raw(given, suffixes=MEDIA_SUFFIXES, skip=Path(write.out))
+    if given and all(path.is_dir() for path in given) and not found:
         kinds = " ".join(sorted(MEDIA_SUFFIXES))
         where = ", ".join(str(path) for path in given)
         held = f"; it holds {raw_files(raw)}" if raw else ""

@@ -2,10 +2,26 @@
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
+
 import numpy as np
 from PIL import Image
 
 from deblur.config import Config, ModelConfig, config_to_yaml, load_config
+
+
+def walks_of(folder, monkeypatch) -> list[Path]:
+    """A list that each walk of `folder` (os.walk, as the searches for photos walk) is added to."""
+    walks, walk = [], os.walk
+
+    def counted(top, *args, **kwargs):
+        if Path(top) == Path(folder):
+            walks.append(Path(top))
+        return walk(top, *args, **kwargs)
+
+    monkeypatch.setattr(os, "walk", counted)
+    return walks
 
 
 def smoke_config(*overrides: str):

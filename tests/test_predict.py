@@ -3,7 +3,7 @@
 import time
 
 import numpy as np
-from helpers import make_clip, save_model
+from helpers import make_clip, save_model, walks_of
 from PIL import Image
 from typer.testing import CliRunner
 
@@ -162,8 +162,10 @@ def test_camera_raw_files_are_refused_by_name_and_said_to_be_left_out_of_folders
     Image.fromarray(noise((16, 24, 3))).save(shots / "a.jpg")
     # A DNG is a TIFF whose first image is a small preview: Pillow read it, and it came back a thumbnail
     Image.fromarray(noise((8, 12, 3))).save(shots / "b.dng", format="TIFF")
+    walks = walks_of(shots, monkeypatch)
     result = runner.invoke(app, ["predict", str(shots), "--model", str(model), "--out", str(tmp_path / "out")])
     assert result.exit_code == 0, result.output
+    assert walks == [shots]  # once (it was walked for photos, then again for RAW files)
     assert f"left out 1 camera RAW file(s) ({shots / 'b.dng'}): deblur reads developed photos" in result.output
     assert sorted(path.name for path in (tmp_path / "out").iterdir()) == ["a.png"]
     result = runner.invoke(app, ["predict", str(shots / "b.dng"), "--model", str(model), "--out", str(tmp_path / "x")])

@@ -2,7 +2,7 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
-from helpers import smoke_config, write_image
+from helpers import smoke_config, walks_of, write_image
 from PIL import Image
 from typer.testing import CliRunner
 
@@ -227,11 +227,13 @@ def test_a_bad_photo_writes_nothing_and_names_it(tmp_path):
     assert not out.exists() and not list(tmp_path.glob(".pairs*"))
 
 
-def test_camera_raw_files_are_said_to_be_left_out(tmp_path):
+def test_camera_raw_files_are_said_to_be_left_out(tmp_path, monkeypatch):
     src = make_photos(tmp_path / "photos", names=("camera",))
     Image.new("RGB", (64, 48)).save(src / "IMG_1.dng", format="TIFF")  # found nowhere before, without a word
+    walks = walks_of(src, monkeypatch)
     result = runner.invoke(app, ["data", "synth", "--src", str(src), "--out", str(tmp_path / "pairs"), "-q"])
     assert result.exit_code == 0, result.output
+    assert walks == [src]  # once (it was walked for photos, then again for RAW files)
     assert f"left out 1 camera RAW file(s) ({src / 'IMG_1.dng'}): deblur reads developed photos" in result.output
     (src / "camera.png").unlink()
     result = runner.invoke(app, ["data", "synth", "--src", str(src), "--out", str(tmp_path / "again"), "-q"])

@@ -50,7 +50,7 @@ from deblur.files import (
     start_work,
     work_folder,
 )
-from deblur.imageio import RAW_SUFFIXES, ImageReadError, find_images, peek_photo, raw_files, read_photo
+from deblur.imageio import ImageReadError, find_photos_and_raw, peek_photo, raw_files, read_photo
 
 PARTS_FORMAT = 1  # the work folder's layout and the pairs' recipe: another version's parts start over
 RECIPE = "recipe.json"  # in the work folder: what the pairs are made with
@@ -93,8 +93,8 @@ def synthesize_pairs(
     check_outside(out, src, ("out", "src"))
     if not 0.0 <= val_fraction < 1.0:
         raise SettingError(f"val_fraction must be in [0, 1); got {val_fraction}", settings=("val_fraction",))
-    photos = [path for path, _ in find_images([src])]
-    raw = [path for path, _ in find_images([src], suffixes=RAW_SUFFIXES)]
+    found, raw = find_photos_and_raw([src])
+    photos = [path for path, _ in found]
     if not photos:
         held = f"; it holds {raw_files(raw)}" if raw else ""
         raise DatasetError(f"no photos under {src} (JPEG, PNG, BMP, WebP or TIFF){held}")
