@@ -18,7 +18,7 @@ import os
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from functools import cache
-from pathlib import Path
+from pathlib import Path, PurePath
 from typing import BinaryIO, Literal, get_args
 
 import numpy as np
@@ -525,6 +525,12 @@ def is_hidden(name: str) -> bool:
     """Whether a file or folder name is one a search leaves out: hidden (".thumbnails", a Mac's "._" files), or a
     NAS's thumbnail folder."""
     return name.startswith(".") or name in THUMBNAIL_FOLDERS
+
+
+def in_hidden(name: str | PurePath) -> bool:
+    """Whether a relative path (a/b/c.png; "/"-separated in a bucket) names something hidden or inside a hidden
+    folder (`is_hidden` for any of its parts)."""
+    return any(is_hidden(part) for part in PurePath(name).parts)
 
 
 def _inside(folder: Path | None, parent: Path) -> tuple[str, ...]:

@@ -19,7 +19,7 @@ from PIL import Image, UnidentifiedImageError
 from deblur.config import MIN_VAL_CROP
 from deblur.console import progress_bar
 from deblur.errors import DeblurError
-from deblur.imageio import find_images, is_hidden
+from deblur.imageio import find_images, in_hidden
 
 IMAGE_SUFFIXES = {".png", ".jpg", ".jpeg", ".bmp"}
 READABLE_FORMATS = {"PNG", "JPEG", "BMP", "MPO"}  # MPO: JPEGs from some cameras
@@ -72,7 +72,7 @@ def find_pairs(root: str | Path) -> tuple[list[Pair], list[str]]:
     root = Path(root)
     pairs: list[Pair] = []
     problems: list[str] = []
-    for blur_dir in sorted(p for p in root.rglob("blur") if p.is_dir() and not _hidden(p.relative_to(root))):
+    for blur_dir in sorted(p for p in root.rglob("blur") if p.is_dir() and not in_hidden(p.relative_to(root))):
         sharp_dir = blur_dir.parent / "sharp"
         if not sharp_dir.is_dir():
             problems.append(f"{blur_dir}: no sharp/ folder beside it")
@@ -132,13 +132,7 @@ def check_deconvolved(pairs: list[Pair], root: str | Path) -> None:
 
 
 def _files(folder: Path) -> set[Path]:
-    return {p.relative_to(folder) for p in folder.rglob("*") if p.is_file() and not _hidden(p.relative_to(folder))}
-
-
-def _hidden(name: Path) -> bool:
-    """Hidden files and folders (.DS_Store, editor swap files, a .Trashes folder with pairs in it, a NAS's @eaDir
-    thumbnails) are not data."""
-    return any(is_hidden(part) for part in name.parts)
+    return {p.relative_to(folder) for p in folder.rglob("*") if p.is_file() and not in_hidden(p.relative_to(folder))}
 
 
 def discover(root: str | Path) -> tuple[Splits, list[str]]:

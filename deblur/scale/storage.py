@@ -15,7 +15,7 @@ from pathlib import Path
 
 from deblur.errors import SettingError
 from deblur.files import atomic_path
-from deblur.imageio import ImageReadError, find_images, is_hidden
+from deblur.imageio import ImageReadError, find_images, in_hidden
 
 
 def is_url(location: str) -> bool:
@@ -46,8 +46,7 @@ def list_files(location: str, suffixes: set[str], skip: Path | None = None) -> l
     found = []
     for item in fs.get_file_info(pafs.FileSelector(path, recursive=True)):
         name = posixpath.relpath(item.path, path)
-        hidden = any(is_hidden(part) for part in name.split("/"))
-        if item.type == pafs.FileType.File and posixpath.splitext(name)[1].lower() in suffixes and not hidden:
+        if item.type == pafs.FileType.File and posixpath.splitext(name)[1].lower() in suffixes and not in_hidden(name):
             found.append((join(location, name), name))
     return sorted(found, key=lambda pair: pair[1])
 
