@@ -636,14 +636,18 @@ def test_a_clip_over_the_pixel_limit(model, tmp_path):
     assert not (tmp_path / "out").exists() or os.listdir(tmp_path / "out") == []
 
 
-def test_clips_are_known_by_content_and_found_in_folders(model, tmp_path):
+def test_clips_are_known_by_content_found_in_folders_and_get_no_side_by_side(model, tmp_path):
     folder = tmp_path / "in"
     folder.mkdir()
     make_clip(folder / "a.mov", frames=2, audio=False)
     make_clip(folder / "clip.mp4", frames=2, audio=False).rename(folder / "nameless")  # only its content says so
     assert probe_clip(folder / "nameless").frames == 2
-    assert predict(folder, folder / "nameless", "--model", model, "--out", tmp_path / "out").exit_code == 0
+    result = predict(
+        folder, folder / "nameless", "--model", model, "--out", tmp_path / "out", "--side-by-side", quiet=False
+    )
+    assert result.exit_code == 0, result.output
     assert sorted(os.listdir(tmp_path / "out")) == ["a.mov", "nameless.mp4"]
+    assert "--side-by-side is made for photos: the clips have none" in result.output  # had been silent
 
 
 @pytest.mark.parametrize("gop", [7, None])

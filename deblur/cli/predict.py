@@ -103,7 +103,9 @@ KeepExtension = Annotated[
         "differing only by it do not clash.",
     ),
 ]
-SideBySide = Annotated[bool, typer.Option("--side-by-side", help="Also write <name>_side_by_side: blurry | deblurred.")]
+SideBySide = Annotated[
+    bool, typer.Option("--side-by-side", help="Also write <name>_side_by_side of each photo: blurry | deblurred.")
+]
 Overwrite = Annotated[bool, typer.Option("--overwrite", help="Replace existing outputs.")]
 CodecOption = Annotated[
     Codec, typer.Option(help="Video codec of clips: h264 plays everywhere; h265, vp9, av1 are smaller.")
@@ -174,7 +176,7 @@ def predict(
     if engine is not None:
         from deblur.scale.run import predict_at_scale
 
-        failed = print_scaled(predict_at_scale(settings, progress=not quiet, log=log), out)
+        failed = print_scaled(predict_at_scale(settings, progress=not quiet, log=log), settings.write, log)
     else:
         from deblur.predict import deblur_photos
 
@@ -188,6 +190,9 @@ def predict(
         raise typer.Exit(1)
 
 
+CLIPS_HAVE_NO_SIDE_BY_SIDE = "--side-by-side is made for photos: the clips have none"
+
+
 def print_report(report, write: WriteSettings, log) -> bool:
     """What predict prints of its own run (`deblur.predict.PredictReport`); whether any input failed."""
     for path in report.written:
@@ -197,6 +202,8 @@ def print_report(report, write: WriteSettings, log) -> bool:
             f"{len(report.flattened)} photo(s) had transparency, which {write.fmt} cannot hold: "
             "flattened onto white (png, webp and tiff keep it)"
         )
+    if write.side_by_side and report.clips:
+        log(CLIPS_HAVE_NO_SIDE_BY_SIDE)
     for clip in report.clips:
         resumed = f" ({clip.resumed_frames} done before)" if clip.resumed_frames else ""
         speed = f", {clip.frames_per_second:.2f} frames/s" if clip.frames > clip.resumed_frames else ""
@@ -214,10 +221,13 @@ def print_report(report, write: WriteSettings, log) -> bool:
     return bool(report.failed)
 
 
-def print_scaled(scaled, out: str) -> bool:
+def print_scaled(scaled, write: WriteSettings, log) -> bool:
     """What predict prints of a run on an engine (`deblur.scale.run.ScaleReport`); whether any input failed."""
+    out = write.out
     for location in scaled.written:
         typer.echo(f"wrote {location}")
+    if write.side_by_side and scaled.frames:
+        log(CLIPS_HAVE_NO_SIDE_BY_SIDE)
     for _, reason in scaled.failed:
         typer.secho(f"failed: {reason}", fg=typer.colors.RED, err=True)
     if scaled.raw:

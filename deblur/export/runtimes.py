@@ -20,8 +20,8 @@ Runner = Callable[[np.ndarray], np.ndarray]
 
 
 def exported_runner(path: Path, *, threads: int | None = None, uint8: bool = False, precision: str = "f32") -> Runner:
-    """A runner for a `.tflite` file (LiteRT interpreter), an `.onnx` file (ONNX Runtime), an OpenVINO `.xml`
-    (OpenVINO Runtime, compiled with `precision` as its INFERENCE_PRECISION_HINT: f32, bf16 or f16) or a
+    """A runner for a `.tflite` file (LiteRT interpreter), an `.onnx` file (ONNX Runtime), an OpenVINO `.xml` or
+    its `.bin` (OpenVINO Runtime, compiled with `precision` as its INFERENCE_PRECISION_HINT: f32, bf16 or f16) or a
     SavedModel folder (TensorFlow; `uint8` runs its `serving_default` signature instead of `deblur_float32`).
     `threads`: every core by default, as TensorFlow uses them (the LiteRT interpreter would otherwise pick its
     own)."""
