@@ -126,9 +126,19 @@ def test_existing_results_are_kept(synthetic, tmp_path):
     data, model = synthetic
     out = tmp_path / "results.json"
     out.write_text("mine")
-    result = runner.invoke(app, ["evaluate", "--model", str(model), "--data", str(data), "--out", str(out)])
+    args = ["evaluate", "--model", str(model), "--data", str(data), "--out", str(out)]
+    result = runner.invoke(app, args)
     assert result.exit_code == 1 and "--overwrite" in result.output
     assert out.read_text() == "mine"
+    # nor replaced with --overwrite where it holds no results (a photo, the model): it had been, by the scores
+    result = runner.invoke(app, [*args, "--overwrite"])
+    assert result.exit_code == 1 and f"{out} exists and is not a results file (JSON): not replacing it" in result.output
+    assert out.read_text() == "mine"
+    out.unlink()
+    assert runner.invoke(app, [*args, "-q"]).exit_code == 0
+    written = out.stat().st_mtime_ns
+    assert runner.invoke(app, [*args, "-q", "--overwrite"]).exit_code == 0  # results are replaced
+    assert out.stat().st_mtime_ns != written and json.loads(out.read_text())["mean"]["images"] == 2
 
 
 def test_bad_data_is_named_and_nothing_written(synthetic, tmp_path):

@@ -33,6 +33,8 @@ from deblur.runtime import DEFAULT_RUNTIME
 from deblur.shake.tries import ESTIMATES
 from deblur.ways import DEFAULT_METHOD
 
+MAX_REPORT_BYTES = 256 * 2**20  # a results file is far smaller: what is larger is not one, and is not read
+
 SPLITS = get_args(EvaluationSplit)
 
 
@@ -156,7 +158,7 @@ def evaluate_model(
     if out is not None and out.is_dir():
         raise OutputExistsError(f"{out} is a folder: give a file for the results (JSON)", settings=("out",))
     if out is not None:
-        refuse_existing(out, overwrite=overwrite, settings=("out", "overwrite"))
+        _refuse_existing(out, overwrite)
     with contextlib.ExitStack() as held:
         chosen = choose_model(model, kernel_aware=method == "kernel-aware")
         pairs = evaluation_pairs(data, split, limit, align=align)  # the data is checked before the slow load
@@ -164,8 +166,7 @@ def evaluate_model(
         split = resolve_split(splits, split)
         if out is not None:  # one run at a time on FILE: two would append to one file of scores
             held.enter_context(one_run_at_a_time(parts_file(out), out, "out"))
-            # again, with the lock held: another run may just have written it
-            refuse_existing(out, overwrite=overwrite, settings=("out", "overwrite"))
+            _refuse_existing(out, overwrite)  # again, with the lock held: another run may just have written it
         deblurrer, _ = open_deblurrer(
             chosen, precision=precision, runtime=runtime, method=method, ensemble=ensemble, estimates=estimates, log=log
         )
@@ -203,6 +204,24 @@ def evaluate_model(
             atomic_write_text(out, json.dumps(report.to_json(), indent=2) + "\n")
             scored.finished()
         return report
+
+
+def _refuse_existing(out: Path, overwrite: bool) -> None:
+    """An existing `out` only with `overwrite`, and then only one that holds results: `--out photo.png
+    --overwrite` (or the model's own file) had been replaced by the scores."""
+    refuse_existing(out, overwrite=overwrite, settings=("out", "overwrite"))
+    if out.exists() and not _is_report(out):
+        raise OutputExistsError(f"{out} exists and is not a results file (JSON): not replacing it", settings=("out",))
+
+
+def _is_report(path: Path) -> bool:
+    try:
+        if path.stat().st_size > MAX_REPORT_BYTES:
+            return False
+        report = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError):
+        return False
+    return isinstance(report, dict) and {"mean", "images"} <= report.keys()
 
 
 def _read(path: Path) -> np.ndarray:
