@@ -17,11 +17,10 @@ from deblur import hardware
 from deblur.config import InferencePrecision
 from deblur.console import Hint
 from deblur.errors import DeblurError, SettingError
-from deblur.export.exporter import RUNTIMES, exported_format
 from deblur.imageio import read_photo, write_photo
 from deblur.min_side import check_min_side
 from deblur.model import is_kernel_aware, with_gate
-from deblur.paths import ModelChoice, choose_model, first_time
+from deblur.paths import EXPORT_RUNTIMES, ModelChoice, choose_model, exported_format, first_time
 from deblur.runtime import choose_runtime
 from deblur.settings import DeblurSettings
 from deblur.shake.tries import ESTIMATES, check_estimates
@@ -193,7 +192,7 @@ def check_model_file(path: Path, setting: str = "model") -> None:
     exported = exported_format(path)
     if exported:
         raise ModelLoadError(
-            f"{path} is an export for {RUNTIMES[exported]}, not a model deblur runs: give the model.keras "
+            f"{path} is an export for {EXPORT_RUNTIMES[exported]}, not a model deblur runs: give the model.keras "
             "it was exported from",
             settings=(setting,),
         )

@@ -13,6 +13,10 @@ from deblur.errors import SettingError
 from deblur.files import atomic_write_text
 
 RUNS_DIR = Path("runs")
+# The files `deblur export` writes, which other runtimes run and deblur does not: savedmodel is a folder, and
+# openvino's .xml has its .bin beside it.
+EXPORT_SUFFIXES = {"litert": ".tflite", "onnx": ".onnx", "openvino": ".xml"}
+EXPORT_RUNTIMES = {"litert": "LiteRT", "onnx": "ONNX Runtime", "openvino": "OpenVINO"}
 
 
 def data_home() -> Path:
@@ -126,3 +130,10 @@ def choose_model(
             settings=(setting,),
         )
     return ModelChoice(latest, f"{latest}, the newest training run", _run_name(latest))
+
+
+def exported_format(path: Path) -> str | None:
+    """The export format whose files are named as `path` is (an OpenVINO IR's .bin too); None for any other name."""
+    suffix = path.suffix.lower()
+    found = (fmt for fmt, kept in EXPORT_SUFFIXES.items() if kept == suffix)
+    return "openvino" if suffix == ".bin" else next(found, None)

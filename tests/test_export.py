@@ -16,7 +16,7 @@ from typer.testing import CliRunner
 
 from deblur.cli import app
 from deblur.errors import SettingError
-from deblur.export.exporter import ExportRequest, exported_format
+from deblur.export.exporter import ExportRequest
 from deblur.export.runtimes import exported_runner
 from deblur.inference import load_deblurrer
 
@@ -233,14 +233,6 @@ def one_error_line(result) -> str:
     lines = [line for line in result.output.splitlines() if line.startswith("error:")]
     assert len(lines) == 1, result.output
     return lines[0]
-
-
-@pytest.mark.parametrize(
-    "name, fmt",
-    [("m.tflite", "litert"), ("m.ONNX", "onnx"), ("m.xml", "openvino"), ("m.bin", "openvino"), ("m.keras", None)],
-)
-def test_the_format_an_exports_name_says(name, fmt):
-    assert exported_format(Path(name)) == fmt
 
 
 def test_unknown_format(model, tmp_path):

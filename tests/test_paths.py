@@ -2,11 +2,13 @@
 
 import os
 import time
+from pathlib import Path
 
 import pytest
 
 from deblur import paths
 from deblur.errors import SettingError
+from deblur.paths import exported_format
 
 
 def make_run(runs, name):
@@ -81,3 +83,11 @@ def test_no_model_to_be_found_names_where_it_looked_and_how_to_name_one(tmp_path
     message = str(refused.value)
     assert f"none in {tmp_path / 'runs'}" in message and str(paths.last_model_record()) in message
     assert "--model runs/<time>/model.keras" in message
+
+
+@pytest.mark.parametrize(
+    "name, fmt",
+    [("m.tflite", "litert"), ("m.ONNX", "onnx"), ("m.xml", "openvino"), ("m.bin", "openvino"), ("m.keras", None)],
+)
+def test_the_format_an_exports_name_says(name, fmt):
+    assert exported_format(Path(name)) == fmt

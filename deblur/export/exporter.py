@@ -9,11 +9,10 @@ from typing import Literal, get_args
 
 from deblur.errors import OutputExistsError, SettingError
 from deblur.files import atomic_dir, atomic_path, check_parent, refuse_existing
+from deblur.paths import EXPORT_SUFFIXES, exported_format
 
 ExportFormat = Literal["savedmodel", "litert", "onnx", "openvino"]
 Quantization = Literal["int8"]
-SUFFIXES = {"litert": ".tflite", "onnx": ".onnx", "openvino": ".xml"}  # savedmodel: a folder; openvino: and a .bin
-RUNTIMES = {"litert": "LiteRT", "onnx": "ONNX Runtime", "openvino": "OpenVINO"}  # what runs each file
 RUN_HINTS = {
     "savedmodel": "tf.saved_model.load(path).signatures['serving_default'](images=uint8 NHWC batch)['images']; "
     "TF Serving: model_base_path=<folder holding it>/, version folder 1/",
@@ -60,7 +59,7 @@ class ExportRequest:
                 "calibration photos are used by onnx int8 only (litert int8 quantizes weights, with no calibration)",
                 settings=("calibration",),
             )
-        suffix = SUFFIXES.get(self.fmt)
+        suffix = EXPORT_SUFFIXES.get(self.fmt)
         if suffix and self.out.suffix.lower() != suffix:
             raise SettingError(f"{self.fmt} files are named *{suffix}: {self.out}", settings=("out",))
         named = "a Keras model" if self.out.suffix.lower() == ".keras" else exported_format(self.out)
@@ -69,12 +68,6 @@ class ExportRequest:
                 f"savedmodel writes a folder, and {self.out} is named as a file for {named}",
                 settings=("out", "format"),
             )
-
-
-def exported_format(path: Path) -> str | None:
-    """The format whose files are named as `path` is (an OpenVINO IR's .bin too); None for any other name."""
-    suffix = path.suffix.lower()
-    return "openvino" if suffix == ".bin" else next((fmt for fmt, kept in SUFFIXES.items() if kept == suffix), None)
 
 
 @dataclass(frozen=True)

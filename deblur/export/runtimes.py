@@ -13,8 +13,8 @@ from pathlib import Path
 import numpy as np
 
 from deblur.errors import SettingError
-from deblur.export.exporter import exported_format
 from deblur.imageio import to_uint8
+from deblur.paths import exported_format
 
 Runner = Callable[[np.ndarray], np.ndarray]
 
