@@ -56,7 +56,7 @@ _JAX = os.path.join("jax", "_src", "")
 
 
 def _put_off(frame) -> str | None:
-    """ "import" where `frame` runs inside an import (below importlib's own frames; JAX's own imports too), "jax"
+    """Where `frame` runs: "import" inside an import (below importlib's own frames; JAX's own imports too), "jax"
     inside JAX's own code, else None."""
     inside = None
     while frame is not None:
