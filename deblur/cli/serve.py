@@ -65,9 +65,9 @@ def serve(
         ),
     ] = False,
 ) -> None:
-    """Serve a web page and an HTTP API that deblur photos.
+    """Serve a web page and an HTTP API that deblur photos and clips.
 
-    One process: the page to deblur photos in the browser, and the API it uses."""
+    One process: the page to deblur photos and clips in the browser, and the API it uses (a clip is a job)."""
     from deblur.serve.server import serve as run_server
 
     limits = Limits(
