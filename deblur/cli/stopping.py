@@ -32,8 +32,10 @@ def stop_cleanly() -> None:
         if inside:
             if inside == "jax" and not said:
                 # Seconds on a CPU, longer for a GPU's first compile: without a word the stop looked ignored.
-                with contextlib.suppress(OSError):  # written as is: a handler may interrupt a print to stderr
-                    os.write(2, b"stopping once JAX has finished compiling ...\n")
+                # Written as is (a handler may interrupt a print to stderr); on a terminal over a progress bar's line.
+                clear = b"\r\x1b[K" if _on_terminal() else b""
+                with contextlib.suppress(OSError):
+                    os.write(2, clear + b"stopping once JAX has finished compiling ...\n")
                 said = True
             _again_soon(signum)
             return
@@ -67,6 +69,14 @@ def _put_off(frame) -> str | None:
             inside = "jax"
         frame = frame.f_back
     return inside
+
+
+def _on_terminal() -> bool:
+    """Whether stderr is a terminal (descriptor 2 itself may be the pipe that `deblur.console` filters)."""
+    try:
+        return sys.stderr.isatty()
+    except (AttributeError, ValueError):  # replaced, or closed
+        return False
 
 
 def _again_soon(signum: int = signal.SIGTERM) -> None:
