@@ -51,6 +51,7 @@ READ_SUFFIXES = {".png", ".jpg", ".jpeg", ".bmp", ".webp", ".tif", ".tiff", ".gi
 WriteFormat = Literal["png", "jpg", "webp", "bmp", "tiff"]
 WRITE_FORMATS = dict(zip(get_args(WriteFormat), ("PNG", "JPEG", "WEBP", "BMP", "TIFF"), strict=True))  # Pillow's names
 DEFAULT_QUALITY = 95  # JPEG and WebP: visually lossless for a photo, a third of the size of 100
+LOSSY_FORMATS = ("jpg", "webp")  # the formats written with a quality
 ALPHA_FORMATS = ("png", "webp", "tiff")
 METADATA_FORMATS = ("png", "jpg", "webp", "tiff")  # EXIF and ICC profiles; BMP holds neither
 ORIENTATION = 0x0112  # the EXIF tag
@@ -99,7 +100,7 @@ class WriteOptions:
     """How a deblurred photo is written: its format, JPEG/WebP quality, and whether its metadata goes with it."""
 
     fmt: str = "png"
-    quality: int = DEFAULT_QUALITY
+    quality: int | None = None  # JPEG and WebP; None: DEFAULT_QUALITY
     strip_metadata: bool = False  # leave out EXIF (camera, date, place) and the ICC profile
 
     def __post_init__(self) -> None:
@@ -107,8 +108,16 @@ class WriteOptions:
             raise SettingError(
                 f"format must be one of {', '.join(WRITE_FORMATS)}; got {self.fmt!r}", settings=("format",)
             )
+        if self.quality is None:
+            return
         if not 1 <= self.quality <= 100:
             raise SettingError(f"quality must be from 1 to 100: {self.quality}", settings=("quality",))
+        if self.fmt not in LOSSY_FORMATS:  # `--quality 80` without `--format jpg` had written PNGs without a word
+            raise SettingError(
+                f"quality is for {' and '.join(LOSSY_FORMATS)}, and {self.fmt} is written without loss: give the "
+                "format too",
+                settings=("quality", "format"),
+            )
 
 
 def read_photo(path: str | Path, *, max_pixels: int = DEFAULT_MAX_PIXELS) -> Photo:
@@ -389,7 +398,7 @@ def encode_photo(rgb: np.ndarray, like: Photo, options: WriteOptions | str = "pn
     if like.sixteen_bit and not like.grayscale and options.fmt == "png":
         return encode_png16(_deep_pixels(rgb, like), metadata.get("icc_profile"), metadata.get("exif"))
     buffer = io.BytesIO()
-    extra = {"quality": options.quality} if options.fmt in ("jpg", "webp") else {}
+    extra = {"quality": options.quality or DEFAULT_QUALITY} if options.fmt in LOSSY_FORMATS else {}
     _to_image(rgb, like, options.fmt).save(buffer, format=WRITE_FORMATS[options.fmt], **extra, **metadata)
     return buffer.getvalue()
 

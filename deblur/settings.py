@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from deblur.errors import SettingError
-from deblur.imageio import DEFAULT_MAX_PIXELS, DEFAULT_QUALITY, WriteOptions, check_format_holds
+from deblur.imageio import DEFAULT_MAX_PIXELS, WriteOptions, check_format_holds
 from deblur.paths import ModelChoice
 from deblur.runtime import DEFAULT_RUNTIME
 from deblur.shake.tries import ESTIMATES
@@ -57,7 +57,7 @@ class WriteSettings:
 
     out: str = DEFAULT_OUT  # a folder; with an engine, also a URL for photos
     fmt: str = "png"  # photos: one of `deblur.imageio.WRITE_FORMATS`
-    quality: int = DEFAULT_QUALITY  # photos written as JPEG or WebP
+    quality: int | None = None  # photos written as JPEG or WebP; None: DEFAULT_QUALITY
     strip_metadata: bool = False  # leave out photos' EXIF (camera, date, place) and ICC profile, and clips' tags
     # outputs named with the input's extension too (photo.webp -> photo.webp.png), so inputs that differ only by it
     # do not clash

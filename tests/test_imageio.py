@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 from PIL import Image, ImageCms
 
+from deblur.errors import SettingError
 from deblur.imageio import (
     AnimationError,
     ImageReadError,
@@ -93,6 +94,10 @@ def test_jpeg_and_webp_quality_is_the_users_choice():
         small = encode_photo(noisy, photo, WriteOptions(fmt, quality=40))
         large = encode_photo(noisy, photo, WriteOptions(fmt, quality=98))
         assert len(small) < len(large) / 2
+        assert encode_photo(noisy, photo, WriteOptions(fmt)) == encode_photo(noisy, photo, WriteOptions(fmt, 95))
+    for fmt in ("png", "bmp", "tiff"):  # given where it means nothing, it is refused: it had gone unused
+        with pytest.raises(SettingError, match=f"quality is for jpg and webp, and {fmt} is written without loss"):
+            WriteOptions(fmt, quality=80)
 
 
 def test_sixteen_bit_colour_stays_sixteen_bit_in_png_and_tiff(tmp_path):

@@ -123,6 +123,10 @@ def test_a_heic_photo_is_written_as_a_photo_never_as_a_clip(tmp_path):
     Image.fromarray(noise((32, 48, 3))).save(tmp_path / "IMG_0002.avif", quality=90)
     out = tmp_path / "out"
     args = ["predict", str(tmp_path / "IMG_0001.heic"), str(tmp_path / "IMG_0002.avif"), "--model", str(model)]
+    refused = runner.invoke(app, [*args, "--out", str(out), "--quality", "90"])  # PNG, as the format was not given
+    assert refused.exit_code == 1, refused.output
+    assert "quality is for jpg and webp, and png is written without loss: give the format too" in refused.output
+    assert not out.exists()
     result = runner.invoke(app, [*args, "--out", str(out), "--format", "jpg", "--quality", "90"])
     assert result.exit_code == 0, result.output
     assert sorted(path.name for path in out.iterdir()) == ["IMG_0001.jpg", "IMG_0002.jpg"]

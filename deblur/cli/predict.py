@@ -86,7 +86,10 @@ Format = Annotated[
         "png and tiff; transparency in png, webp and tiff (flattened onto white in jpg and bmp).",
     ),
 ]
-Quality = Annotated[int, typer.Option(min=1, max=100, help="JPEG and WebP quality of photos (1 to 100).")]
+Quality = Annotated[
+    int | None,
+    typer.Option(min=1, max=100, help=f"JPEG and WebP quality of photos, 1 to 100. Default: {DEFAULT_QUALITY}."),
+]
 StripMetadata = Annotated[
     bool,
     typer.Option(
@@ -140,7 +143,7 @@ def predict(
     model: Model = None,
     out: Out = DEFAULT_OUT,
     fmt: Format = "png",
-    quality: Quality = DEFAULT_QUALITY,
+    quality: Quality = None,
     strip_metadata: StripMetadata = False,
     keep_extension: KeepExtension = False,
     codec: CodecOption = Encoding.codec,
