@@ -213,7 +213,7 @@ class DataConfig:
     patch_size: int = 256
     batch_size: int = 4  # per replica: the global batch is this times the number of replicas
     parallel: bool = True  # decode and augment with parallel map calls
-    cache: str = "memory"  # memory | none | a file path prefix for tf.data's on-disk cache
+    cache: str = "memory"  # memory | none | a path prefix: tf.data's cache in files, one per set of pairs
     prefetch: bool = True
     augment: bool = True  # random flips and 90-degree rotations, the same on both images of a pair
     val_crop: int | None = 256  # fixed centre crop for validation; None validates whole images

@@ -1,5 +1,6 @@
 import json
 import zipfile
+from pathlib import Path
 
 import keras
 import numpy as np
@@ -263,6 +264,26 @@ def test_one_training_at_a_time_in_a_run_folder_and_a_lock_left_by_kill_9_is_no_
     run.lock.touch()  # what a run killed with -9 leaves
     quiet_train(smoke_config("train.epochs=1"), run.root)
     assert run.model.is_file() and not run.lock.exists()
+
+
+def test_a_cache_in_files_is_the_pairs_own_and_what_a_killed_run_left_is_no_bar(tmp_path):
+    cache = tmp_path / "cache" / "pairs"  # its folder made by the run
+    first, other = make_flat_dataset(tmp_path / "a", count=6), make_flat_dataset(tmp_path / "b", count=6, seed=1)
+    messages = []
+    quiet_train(smoke_config(f"data.root={first}", f"data.cache={cache}", "train.epochs=1"), tmp_path / "1", messages)
+    (index,) = cache.parent.glob("pairs-*.index")
+    named = str(index)[: -len(".index")]
+    assert f"data.cache: writing, in the first pass, {named}.*" in messages
+    for path in cache.parent.iterdir():  # as a run killed with -9 in its first pass leaves the cache
+        path.unlink()
+    Path(f"{named}_0.lockfile").write_text("Created at: 0")
+    Path(f"{named}_0.data-00000-of-00001.tempstate1").write_bytes(b"\0" * 64)
+    quiet_train(smoke_config(f"data.root={first}", f"data.cache={cache}", "train.epochs=1"), tmp_path / "2")
+    assert sorted(path.name for path in cache.parent.iterdir()) == [f"{index.stem}.data-00000-of-00001", index.name]
+    messages.clear()  # other pairs under the same prefix: tf.data would have read the first ones' cache
+    quiet_train(smoke_config(f"data.root={other}", f"data.cache={cache}", "train.epochs=1"), tmp_path / "3", messages)
+    assert len(list(cache.parent.glob("pairs-*.index"))) == 2
+    assert not any(named in message for message in messages)
 
 
 def test_the_run_folder_is_checked_before_the_workers_join(tmp_path, monkeypatch):

@@ -23,6 +23,7 @@ from tqdm import tqdm
 
 from deblur.config import Config
 from deblur.console import progress_bar
+from deblur.data.file_cache import check_file_cache, claim_file_cache
 from deblur.data.pairs import Pair, held_out
 from deblur.data.pipeline import PipelineOptions, train_dataset, val_dataset
 from deblur.errors import SettingError, error_reason, full_disk_from_tensorflow
@@ -97,6 +98,7 @@ class Session:
         # writes into it only after, so a slower worker never finds its config half-written and refuses the run.
         self.run = check_run_folder(out_dir, config)
         refuse_other_backend(self.run, "tensorflow")
+        check_file_cache(self.data.cache)
         if self.training.cpu_replicas > 1:
             split_cpu(self.training.cpu_replicas)
         # The strategy comes first: MultiWorkerMirroredStrategy must be made before other TensorFlow work.
@@ -195,12 +197,18 @@ class Session:
 
     def _dataset(self, context: tf.distribute.InputContext) -> tf.data.Dataset:
         data = self.data
+        pipelines = context.num_input_pipelines
+        part = f"-{context.input_pipeline_id + 1}of{pipelines}" if pipelines > 1 else ""
+        cache = claim_file_cache(data.cache, self.train_pairs, self.held, part)
+        if cache != data.cache:
+            finished = Path(f"{cache}.index").exists()
+            self.log(f"data.cache: {'reading' if finished else 'writing, in the first pass,'} {cache}.*")
         return train_dataset(
             self.train_pairs,  # read at each (re)build: files found unreadable later are left out
             patch_size=data.patch_size,
             batch_size=context.get_per_replica_batch_size(self.global_batch),
             seed=self.training.seed + self.start_step,  # a resumed run draws new patches, not the first ones again
-            options=PipelineOptions(data.parallel, data.cache, data.prefetch, data.augment),
+            options=PipelineOptions(data.parallel, cache, data.prefetch, data.augment),
             num_shards=context.num_input_pipelines,
             shard_index=context.input_pipeline_id,
         )
