@@ -83,13 +83,17 @@ def test_prints_the_table(smoke_run):
     assert "GFLOP/s" in result.output and "of matmul" in result.output
 
 
-def test_refuses_to_overwrite_earlier_results(smoke_run):
+def test_refuses_to_overwrite_earlier_results(smoke_run, tmp_path):
     out, _ = smoke_run
     before = (out / "timings.json").read_bytes()
     result = runner.invoke(app, ["timings", *SMOKE, "--out", str(out), "--stages", "tf.data"])
     assert result.exit_code == 1
-    assert "timings.json" in result.output and "--overwrite" in result.output
+    assert f"{out / 'timings.json'} and {out / 'timings.png'} already exist:" in result.output
+    assert "--overwrite" in result.output
     assert (out / "timings.json").read_bytes() == before
+    (tmp_path / "timings.json").write_bytes(before)  # one of the two
+    result = runner.invoke(app, ["timings", *SMOKE, "--out", str(tmp_path), "--stages", "tf.data"])
+    assert result.exit_code == 1 and f"{tmp_path / 'timings.json'} already exists:" in result.output
 
 
 def test_unknown_stage_is_an_error(tmp_path):

@@ -125,7 +125,14 @@ def test_under_jax_the_tensorflow_only_settings_are_refused_by_name(tmp_path):
     )
     assert done.returncode != 0
     assert "multi-worker is TensorFlow's" in done.stdout + done.stderr
-    assert not (tmp_path / "run").exists()
+    cache = tmp_path / "cache" / "pairs"  # tf.data's: it went unused without a word
+    done = subprocess.run(
+        smoke_train(tmp_path / "run", "--set", f"data.cache={cache}"), env=JAX_ENV, capture_output=True, text=True
+    )
+    assert done.returncode == 1
+    assert f"error: data.cache {cache} is tf.data's cache in files" in done.stderr
+    assert done.stderr.rstrip().endswith("here (KERAS_BACKEND)")  # as it is set, not as a flag
+    assert not (tmp_path / "run").exists() and not cache.parent.exists()
 
 
 @needs_jax

@@ -91,8 +91,9 @@ class PlainUsage(TyperCommand):
 
 
 def user_message(err: DeblurError) -> str:
-    """The library's message, with the flags of the settings it concerns."""
-    flags = ", ".join("--" + setting.replace("_", "-") for setting in err.settings)
+    """The library's message, with the flags of the settings it concerns (an environment variable, KERAS_BACKEND,
+    as it is set)."""
+    flags = ", ".join(s if s.isupper() else "--" + s.replace("_", "-") for s in err.settings)
     return f"{err} ({flags})" if flags else str(err)
 
 

@@ -106,7 +106,8 @@ def check_outputs(out: Path, overwrite: bool) -> None:
     existing = [str(out / name) for name in OUTPUTS if (out / name).exists()]
     if existing and not overwrite:
         raise OutputExistsError(
-            f"{', '.join(existing)} already exist(s): choose another output folder or allow overwriting",
+            f"{' and '.join(existing)} already exist{'s' if len(existing) == 1 else ''}: choose another output folder "
+            "or allow overwriting",
             settings=("out", "overwrite"),
         )
 

@@ -25,6 +25,7 @@ import numpy as np
 from deblur.config import Config
 from deblur.console import progress_bar
 from deblur.data.device_pairs import check_patch_size
+from deblur.data.file_cache import NOT_FILES
 from deblur.data.pairs import problem_listing, split_unreadable
 from deblur.errors import SettingError
 from deblur.losses import PIXEL_LOSSES, build_vgg_features, step_loss
@@ -112,7 +113,13 @@ class Session:
             )
         if training.devices:
             raise SettingError(
-                "train.devices names TensorFlow devices; under JAX leave it unset", settings=("devices",)
+                "train.devices names TensorFlow devices; under JAX leave it unset", settings=("KERAS_BACKEND",)
+            )
+        if self.data.cache not in NOT_FILES:
+            raise SettingError(
+                f"data.cache {self.data.cache} is tf.data's cache in files, for the TensorFlow loop; the JAX loop "
+                "reads the pairs ahead on threads: leave data.cache as memory or none here",
+                settings=("KERAS_BACKEND",),
             )
         if training.cpu_replicas > 1:
             use_cpu_devices(training.cpu_replicas)
