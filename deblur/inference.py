@@ -351,6 +351,7 @@ def open_deblurrer(
     chosen = model if isinstance(model, ModelChoice) else choose_model(model, kernel_aware=method == "kernel-aware")
     runtime, hint = choose_runtime(settings.runtime)
     loading = asdict(settings) | {"runtime": runtime, "threads": threads, "log": log}
+    loading["estimates"] = settings.shake_estimates
     del loading["model"], loading["method"]
     deblurrer = load_deblurrer(chosen.path, **loading, method=method)
     if deblurrer.kernel_aware:

@@ -48,7 +48,21 @@ class DeblurSettings:
     overlap: int = DEFAULT_OVERLAP
     ensemble: int = 1  # mirrored and turned copies averaged (`deblur.tiling.ENSEMBLES`)
     strength: float = DEFAULT_STRENGTH  # how much of the change to keep (`deblur.strength`)
-    estimates: int = ESTIMATES  # camera-shake estimates tried per photo (`deblur.shake.tries`)
+    # camera-shake estimates tried per photo (`deblur.shake.tries`) by the ways that estimate one; None: ESTIMATES
+    estimates: int | None = None
+
+    def __post_init__(self) -> None:
+        if self.estimates is not None and self.method == "network":  # it went unused without a word
+            raise SettingError(
+                "estimates are tried by the kernel-aware and kernel ways, and the network estimates no camera shake: "
+                "leave the estimates out, or choose one of those methods",
+                settings=("estimates", "method"),
+            )
+
+    @property
+    def shake_estimates(self) -> int:
+        """The camera-shake estimates to try: as given, else ESTIMATES."""
+        return ESTIMATES if self.estimates is None else self.estimates
 
 
 @dataclass(frozen=True)

@@ -141,6 +141,19 @@ def test_existing_results_are_kept(synthetic, tmp_path):
     assert out.stat().st_mtime_ns != written and json.loads(out.read_text())["mean"]["images"] == 2
 
 
+def test_options_that_would_go_unused_are_refused_by_name(synthetic, tmp_path):
+    data, model = synthetic
+    args = ["evaluate", "--model", str(model), "--data", str(data), "-q"]
+    result = runner.invoke(app, [*args, "--overwrite"])  # no --out: nothing to replace
+    assert result.exit_code == 1
+    assert result.output.strip() == (
+        "error: overwrite replaces a results file, and none is named: give the file too (--overwrite, --out)"
+    )
+    result = runner.invoke(app, [*args, "--method", "network", "--estimates", "3"])
+    assert result.exit_code == 1
+    assert "the network estimates no camera shake" in result.output and "(--estimates, --method)" in result.output
+
+
 def test_bad_data_is_named_and_nothing_written(synthetic, tmp_path):
     _, model = synthetic
     data = make_flat_dataset(tmp_path / "flat", count=3)

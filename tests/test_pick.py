@@ -158,3 +158,7 @@ def test_serve_opens_its_deblurrer_with_the_estimates_asked_for(monkeypatch):
     assert result.exit_code == 3 and opened[0]["estimates"] == 3 and opened[0]["method"] == "kernel"
     result = CliRunner().invoke(app, ["serve", "--estimates", "0"])
     assert result.exit_code == 2 and "--estimates" in result.output
+    monkeypatch.undo()  # the real one: the network is refused estimates before the model is chosen
+    monkeypatch.setattr(deblur.inference, "choose_model", refuse)
+    result = CliRunner().invoke(app, ["serve", "--method", "network", "--estimates", "2", "--port", "0"])
+    assert result.exit_code == 1 and "the network estimates no camera shake" in result.output

@@ -114,6 +114,20 @@ def test_results_in_the_photos_folder_are_never_read_as_inputs(tmp_path, monkeyp
         assert result.exit_code == 1 and "is the folder the inputs are read from" in result.output, result.output
 
 
+def test_estimates_given_to_the_network_are_refused_before_any_work(tmp_path):
+    model = save_model(tmp_path / "identity")
+    Image.fromarray(noise((32, 48, 3))).save(tmp_path / "in.png")
+    args = ["predict", str(tmp_path / "in.png"), "--model", str(model), "--out", str(tmp_path / "out")]
+    refused = runner.invoke(app, [*args, "--method", "network", "--estimates", "3"])  # it went unused
+    assert refused.exit_code == 1, refused.output
+    assert refused.output.strip() == (
+        "error: estimates are tried by the kernel-aware and kernel ways, and the network estimates no camera shake: "
+        "leave the estimates out, or choose one of those methods (--estimates, --method)"
+    )
+    assert not (tmp_path / "out").exists()
+    assert runner.invoke(app, [*args, "--method", "network"]).exit_code == 0
+
+
 def test_a_heic_photo_is_written_as_a_photo_never_as_a_clip(tmp_path):
     from pillow_heif import register_heif_opener
 

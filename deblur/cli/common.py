@@ -12,7 +12,7 @@ from typer.core import TyperCommand
 
 from deblur.console import Hint
 from deblur.errors import DeblurError, SettingError
-from deblur.shake.tries import MOST_ESTIMATES
+from deblur.shake.tries import ESTIMATES, MOST_ESTIMATES
 from deblur.strength import MAX_STRENGTH
 from deblur.ways import METHOD_HELP, check_method
 
@@ -21,7 +21,8 @@ ENSEMBLE_HELP = (
     "mild blur, at that many times the time."
 )
 ESTIMATES_HELP = (
-    f"Camera-shake estimates tried per photo by the kernel-aware and kernel ways, 1 to {MOST_ESTIMATES}: more try "
+    f"Camera-shake estimates tried per photo by the kernel-aware and kernel ways, 1 to {MOST_ESTIMATES} (default "
+    f"{ESTIMATES}; --method network estimates none): more try "
     "other edge weights side by side and keep the one whose deconvolution is sharpest. On long shake it sometimes "
     "finds the kernel the first missed. On 2 cores (1280x720) 2 take about 1.3x the kernel way's time of 1 and 1.2x "
     "the default's; 3 about 2.5x and 1.5x."
@@ -35,7 +36,7 @@ STRENGTH_HELP = (
     "100 the model's output, more pushes further (see docs/predict.md for what it does to fidelity)."
 )
 
-Estimates = Annotated[int, typer.Option(min=1, max=MOST_ESTIMATES, help=ESTIMATES_HELP)]
+Estimates = Annotated[int | None, typer.Option(min=1, max=MOST_ESTIMATES, help=ESTIMATES_HELP)]
 Quiet = Annotated[bool, typer.Option("--quiet", "-q", help="No progress bars.")]
 
 

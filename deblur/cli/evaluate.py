@@ -19,7 +19,6 @@ from deblur.cli.common import (
 )
 from deblur.config import EvaluationSplit, InferencePrecision
 from deblur.runtime import DEFAULT_RUNTIME, RUNTIME_HELP, Runtime
-from deblur.shake.tries import ESTIMATES
 from deblur.ways import DEFAULT_METHOD
 
 
@@ -62,7 +61,7 @@ def evaluate(
     runtime: Annotated[Runtime, typer.Option(help=RUNTIME_HELP)] = DEFAULT_RUNTIME,
     method: MethodOption = DEFAULT_METHOD,
     ensemble: Annotated[int, typer.Option(help=ENSEMBLE_HELP)] = 1,
-    estimates: Estimates = ESTIMATES,
+    estimates: Estimates = None,
     overwrite: Annotated[bool, typer.Option("--overwrite", help="Replace an existing --out file.")] = False,
     quiet: QuietNotes = False,
 ) -> None:

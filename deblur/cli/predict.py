@@ -34,7 +34,6 @@ from deblur.settings import (
     RunSettings,
     WriteSettings,
 )
-from deblur.shake.tries import ESTIMATES
 from deblur.strength import DEFAULT_STRENGTH, MAX_STRENGTH
 from deblur.tiling import DEFAULT_OVERLAP, DEFAULT_TILE, GRID
 from deblur.video.encode import DEFAULT_CRF, MAX_CRF, Codec, Encoding  # light: PyAV loads on use
@@ -157,7 +156,7 @@ def predict(
     precision: Precision = "auto",
     runtime: RuntimeOption = DEFAULT_RUNTIME,
     method: MethodOption = DEFAULT_METHOD,
-    estimates: Estimates = ESTIMATES,
+    estimates: Estimates = None,
     max_pixels: MaxPixels = DEFAULT_MAX_PIXELS,
     engine: EngineOption = None,
     workers: Workers = None,

@@ -10,7 +10,6 @@ from deblur.cli.common import MODEL_HELP, Estimates, MethodOption
 from deblur.config import InferencePrecision
 from deblur.runtime import DEFAULT_RUNTIME, RUNTIME_HELP, Runtime
 from deblur.serve.limits import Limits
-from deblur.shake.tries import ESTIMATES
 from deblur.ways import DEFAULT_METHOD
 
 DEFAULTS = Limits()
@@ -25,7 +24,7 @@ def serve(
     precision: Annotated[InferencePrecision, typer.Option(help="As for predict.")] = "auto",
     runtime: Annotated[Runtime, typer.Option(help=RUNTIME_HELP)] = DEFAULT_RUNTIME,
     method: MethodOption = DEFAULT_METHOD,
-    estimates: Estimates = ESTIMATES,
+    estimates: Estimates = None,
     queue: Annotated[
         int, typer.Option(min=0, help="Requests that may wait behind the one being deblurred; beyond: 503.")
     ] = DEFAULTS.waiting,

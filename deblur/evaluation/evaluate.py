@@ -30,7 +30,6 @@ from deblur.inference import Deblurrer, open_deblurrer
 from deblur.losses import SSIM_WINDOW, psnr, ssim
 from deblur.paths import choose_model
 from deblur.runtime import DEFAULT_RUNTIME
-from deblur.shake.tries import ESTIMATES
 from deblur.ways import DEFAULT_METHOD
 
 MAX_REPORT_BYTES = 256 * 2**20  # a results file is far smaller: what is larger is not one, and is not read
@@ -141,7 +140,7 @@ def evaluate_model(
     runtime: str = DEFAULT_RUNTIME,
     method: str = DEFAULT_METHOD,
     ensemble: int = 1,
-    estimates: int = ESTIMATES,
+    estimates: int | None = None,
     baselines: bool = True,
     align: bool = False,
     out: str | Path | None = None,
@@ -153,6 +152,10 @@ def evaluate_model(
     of `data`, and write the report as JSON to `out` (atomically; an existing file only with `overwrite`, checked
     before anything runs)."""
     out = None if out is None else Path(out)
+    if overwrite and out is None:  # it went unused without a word
+        raise SettingError(
+            "overwrite replaces a results file, and none is named: give the file too", settings=("overwrite", "out")
+        )
     if out is not None:
         check_parent(out, "out")
     if out is not None and out.is_dir():

@@ -17,7 +17,6 @@ from deblur.errors import SettingError
 from deblur.runtime import DEFAULT_RUNTIME
 from deblur.serve.limits import Limits
 from deblur.serve.service import DeblurService
-from deblur.shake.tries import ESTIMATES
 from deblur.ways import DEFAULT_METHOD
 
 LOCAL_HOSTS = {"127.0.0.1", "localhost", "::1"}
@@ -63,7 +62,7 @@ def serve(
     precision: str = "auto",
     runtime: str = DEFAULT_RUNTIME,
     method: str = DEFAULT_METHOD,
-    estimates: int = ESTIMATES,
+    estimates: int | None = None,
     limits: Limits | None = None,
     cors_origins: tuple[str, ...] = (),
     allowed_hosts: tuple[str, ...] = (),
