@@ -35,7 +35,6 @@ def measure(method: str, width: int, height: int, repeats: int, shake: float) ->
 
     from deblur.data.kernels import shake_trajectory, trajectory_kernel
     from deblur.inference import open_deblurrer
-    from deblur.shake.tries import ESTIMATES
     from deblur.timings.photos import sample_photo
 
     kernel = trajectory_kernel(shake_trajectory(np.random.default_rng(0), shake * max(width, height)))
@@ -43,7 +42,7 @@ def measure(method: str, width: int, height: int, repeats: int, shake: float) ->
     blurry = np.stack([fftconvolve(sharp[:, :, c], kernel, mode="same") for c in range(3)], -1).astype(np.float32)
     method, _, estimates = method.partition(":")
     deblurrer, _ = open_deblurrer(
-        None, method=method, estimates=int(estimates) if estimates else ESTIMATES, log=lambda _: None
+        None, method=method, estimates=int(estimates) if estimates else None, log=lambda _: None
     )
     if method == "kernel-aware" and not deblurrer.kernel_aware:
         raise SystemExit("this copy of deblur has no kernel-aware network: the default ran as the network")
