@@ -58,6 +58,12 @@ class DeblurSettings:
                 "leave the estimates out, or choose one of those methods",
                 settings=("estimates", "method"),
             )
+        if self.ensemble != 1 and self.method == "kernel":  # as above; its progress counted the copies as calls
+            raise SettingError(
+                "the ensemble averages the network's outputs over mirrored copies, and the kernel way runs no "
+                "network: leave the ensemble out, or choose another method",
+                settings=("ensemble", "method"),
+            )
 
     @property
     def shake_estimates(self) -> int:

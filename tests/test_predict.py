@@ -114,7 +114,7 @@ def test_results_in_the_photos_folder_are_never_read_as_inputs(tmp_path, monkeyp
         assert result.exit_code == 1 and "is the folder the inputs are read from" in result.output, result.output
 
 
-def test_estimates_given_to_the_network_are_refused_before_any_work(tmp_path):
+def test_estimates_to_the_network_and_an_ensemble_to_the_kernel_way_are_refused_before_any_work(tmp_path):
     model = save_model(tmp_path / "identity")
     Image.fromarray(noise((32, 48, 3))).save(tmp_path / "in.png")
     args = ["predict", str(tmp_path / "in.png"), "--model", str(model), "--out", str(tmp_path / "out")]
@@ -125,6 +125,9 @@ def test_estimates_given_to_the_network_are_refused_before_any_work(tmp_path):
         "leave the estimates out, or choose one of those methods (--estimates, --method)"
     )
     assert not (tmp_path / "out").exists()
+    refused = runner.invoke(app, [*args, "--method", "kernel", "--ensemble", "4"])  # nor an ensemble to the kernel way
+    assert refused.exit_code == 1 and "the kernel way runs no network" in refused.output
+    assert refused.output.rstrip().endswith("(--ensemble, --method)") and not (tmp_path / "out").exists()
     assert runner.invoke(app, [*args, "--method", "network"]).exit_code == 0
 
 
