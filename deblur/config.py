@@ -158,6 +158,8 @@ class SynthConfig:
             raise ConfigError("data.synth.log_length needs data.synth.blur=kernel")
         if self.blur == "kernel" and (self.max_rotation or self.max_zoom):
             raise ConfigError("data.synth.max_rotation and max_zoom need data.synth.blur=motion (a kernel is uniform)")
+        if self.estimated_share != type(self).estimated_share and not self.deconvolve:  # its default: unused
+            raise ConfigError("data.synth.estimated_share needs data.synth.deconvolve")
 
     @property
     def photo_seed(self) -> int:

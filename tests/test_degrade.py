@@ -115,6 +115,7 @@ def test_recipes_without_the_new_keys_keep_their_pairs(sharp):
         ({"path": "zigzag"}, "data.synth.path"),
         ({"varying": 1.5}, "data.synth.varying"),
         ({"varying": 0.5, "blur": "motion"}, "varying needs data.synth.blur=kernel"),
+        ({"estimated_share": 0.2}, "estimated_share needs data.synth.deconvolve"),  # it went unused
     ],
 )
 def test_bad_frames_and_paths_name_the_key(settings, message):
