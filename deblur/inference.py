@@ -26,7 +26,7 @@ from deblur.settings import DeblurSettings
 from deblur.shake.tries import ESTIMATES, check_estimates
 from deblur.strength import DEFAULT_STRENGTH, blend, check_strength
 from deblur.tiling import CALL_PIXELS, DEFAULT_OVERLAP, DEFAULT_TILE, Tiling, check_ensemble, mirrored_out
-from deblur.ways import WAYS, Way, check_method, way_of
+from deblur.ways import WAYS, Way, check_ensemble_for, way_of
 
 
 class ModelLoadError(DeblurError, ValueError):
@@ -66,7 +66,7 @@ class Deblurrer:
         self.tiling = Tiling(self.tile, self.overlap, self.call_pixels)
         check_ensemble(self.ensemble)
         check_strength(self.strength)
-        check_method(self.method)
+        check_ensemble_for(way_of(self.method), self.ensemble)
         check_estimates(self.estimates)
 
     def way(self, method: str | None = None) -> Way:
@@ -155,6 +155,7 @@ class Deblurrer:
         check_ensemble(copies)
         check_strength(strength)
         way = self.way(method)
+        check_ensemble_for(way, copies)
         if strength == 0:  # the photo itself: nothing to run (the page asks so for a photo it cannot show)
             return image.copy()
         if way.model_channels is None:

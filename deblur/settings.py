@@ -17,7 +17,7 @@ from deblur.shake.tries import ESTIMATES
 from deblur.strength import DEFAULT_STRENGTH
 from deblur.tiling import DEFAULT_OVERLAP, DEFAULT_TILE
 from deblur.video.encode import Encoding  # light: PyAV loads on use
-from deblur.ways import DEFAULT_METHOD
+from deblur.ways import DEFAULT_METHOD, check_ensemble_for, way_of
 
 DEFAULT_OUT = "deblurred"  # the output folder, under the current one
 WORKER_CPUS = 1  # with an engine: each worker's model runs on this many threads; Ray reserves as many CPUs for it
@@ -58,12 +58,7 @@ class DeblurSettings:
                 "leave the estimates out, or choose one of those methods",
                 settings=("estimates", "method"),
             )
-        if self.ensemble != 1 and self.method == "kernel":  # as above; its progress counted the copies as calls
-            raise SettingError(
-                "the ensemble averages the network's outputs over mirrored copies, and the kernel way runs no "
-                "network: leave the ensemble out, or choose another method",
-                settings=("ensemble", "method"),
-            )
+        check_ensemble_for(way_of(self.method), self.ensemble)  # before the model loads
 
     @property
     def shake_estimates(self) -> int:

@@ -138,6 +138,19 @@ def test_a_call_may_ask_for_another_method_but_not_the_model_when_none_was_loade
         kernel_only(image, method="network")
 
 
+def test_an_ensemble_is_refused_for_the_kernel_way_which_runs_no_network(identity_model):
+    """It went unused without a word (and counted its copies as model calls), as the server's per-request option too."""
+    image = noise((48, 48, 3)).astype(np.float32) / 255
+    no_network = "the ensemble averages the network's outputs .* and the kernel way runs no network"
+    with pytest.raises(SettingError, match=no_network):
+        load_deblurrer(identity_model, method="kernel", ensemble=2)
+    network = load_deblurrer(identity_model)
+    with pytest.raises(SettingError, match=no_network) as refused:
+        network(image, method="kernel", ensemble=2)
+    assert refused.value.settings == ("ensemble", "method")
+    assert np.array_equal(network(image, ensemble=2), image)  # the network's copies: the identity model's image back
+
+
 @pytest.mark.parametrize("height, width, tile, overlap", [(200, 180, 100, 40), (203, 181, 96, 32), (150, 130, 64, 24)])
 def test_tiles_sit_on_the_downsampling_grid(random_model, height, width, tile, overlap):
     # A tile starting off the 4-pixel grid sees other stride-2 samples than the whole image and disagrees.

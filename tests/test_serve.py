@@ -142,6 +142,11 @@ def test_a_server_without_the_model_refuses_a_method_that_needs_it(model):
             detail = f"method {method} needs the model, and this runs without one (method kernel)"
             assert refused.json()["detail"] == detail
         assert post(kernel_only, data, method="kernel").headers["x-deblur-way"] == "kernel"
+        # The ensemble averages the network's outputs: asked of the kernel way, refused before any work is queued.
+        for params in ({"ensemble": "2"}, {"ensemble": "4", "method": "kernel"}):
+            refused = post(kernel_only, data, **params)
+            assert refused.status_code == 422, refused.text
+            assert "and the kernel way runs no network" in refused.json()["detail"]
 
 
 @pytest.mark.parametrize(
@@ -305,6 +310,7 @@ def test_an_error_inside_inference_answers_500_and_the_server_goes_on(model, mon
         def broken(*args, **kwargs):
             raise RuntimeError("out of memory, say")
 
+        broken.way = real.way  # asked by the route before the job is queued
         service.deblurrer = broken
         response = post(client, png_bytes(photo()))
         assert response.status_code == 500

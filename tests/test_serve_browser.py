@@ -92,6 +92,7 @@ def test_page_deblurs_a_dropped_and_a_picked_photo(server, tmp_path):
         page.wait_for_function("document.querySelector('#model').textContent.startsWith('Model: ')")
         assert "the pretrained kernel-aware network shipped with deblur" in page.inner_text("#model")
         assert "the model, given both, keeps the deconvolution where it is right" in page.inner_text("#model")
+        assert page.locator("#ensemble").is_enabled()  # a server that runs the network offers its ensemble
         from deblur.paths import shipped_model
 
         assert str(shipped_model().parent) not in page.content()  # no path on the server reaches a visitor
@@ -178,6 +179,26 @@ def test_page_deblurs_a_dropped_and_a_picked_photo(server, tmp_path):
     assert status == 200 and downloaded == from_api
     deblurred = np.asarray(Image.open(io.BytesIO(downloaded)))
     assert deblurred.shape == (400, 600, 3) and not np.array_equal(deblurred, np.asarray(Image.open(picked)))
+
+
+@pytest.mark.slow
+def test_a_kernel_way_server_page_offers_no_ensemble(server):
+    """Such a server refuses an ensemble (the kernel path runs no network to average): the page says how photos go
+    and leaves the ensemble at 1. The server's answer about itself is changed on its way to the page, as one
+    started with --method kernel gives it (tests/test_serve.py checks the refusal)."""
+
+    def as_kernel_server(route):
+        route.fulfill(json={**route.fetch().json(), "method": "kernel"})
+
+    with opened_page() as (page, errors):
+        page.route("**/v1/model", as_kernel_server)
+        page.goto(server.url + "/")
+        page.wait_for_function("document.querySelector('#model').textContent.startsWith('Model: ')")
+        assert "Photos go by the camera-shake kernel path, not the model." in page.inner_text("#model")
+        ensemble = page.locator("#ensemble")
+        assert ensemble.is_disabled() and ensemble.input_value() == "1"
+        assert "runs no network" in ensemble.get_attribute("title")
+        assert errors == []
 
 
 @pytest.mark.slow

@@ -20,7 +20,7 @@ from deblur.imageio import ImageReadError, NotAnImageError
 from deblur.serve.service import DeblurService
 from deblur.serve.work import NO_ROOM, Busy, ClientGone
 from deblur.strength import DEFAULT_STRENGTH, MAX_STRENGTH
-from deblur.ways import METHODS
+from deblur.ways import METHODS, check_ensemble_for
 
 log = logging.getLogger("deblur.serve")
 router = APIRouter()
@@ -189,11 +189,11 @@ async def deblur(
         return error(422, str(err))
     ensemble, fmt, strength = chosen.get("ensemble", ensemble), chosen.get("fmt", fmt), chosen.get("strength", strength)
     method = chosen.get("method", method)
-    if method is not None:
-        try:
-            service.deblurrer.way(method)  # a server started with --method kernel has no model
-        except SettingError as err:
-            return error(422, str(err))
+    try:
+        way = service.deblurrer.way(method)  # a server started with --method kernel has no model
+        check_ensemble_for(way, int(ensemble))  # the kernel way runs no network to average
+    except SettingError as err:
+        return error(422, str(err))
     try:
         width, height = service.check(data, name)
     except NotAnImageError as err:

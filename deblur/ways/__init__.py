@@ -14,7 +14,17 @@ from deblur.ways.kernel import KernelPath
 from deblur.ways.kernel_aware import KernelAware
 from deblur.ways.network import Network
 
-__all__ = ["DEFAULT_METHOD", "METHODS", "METHOD_HELP", "ModelRun", "WAYS", "Way", "check_method", "way_of"]
+__all__ = [
+    "DEFAULT_METHOD",
+    "METHODS",
+    "METHOD_HELP",
+    "ModelRun",
+    "WAYS",
+    "Way",
+    "check_ensemble_for",
+    "check_method",
+    "way_of",
+]
 
 WAYS: dict[str, Way] = {way.name: way for way in (KernelAware(), Network(), KernelPath())}
 METHODS: tuple[str, ...] = tuple(WAYS)
@@ -49,3 +59,14 @@ def check_method(method: str) -> None:
 def way_of(method: str) -> Way:
     check_method(method)
     return WAYS[method]
+
+
+def check_ensemble_for(way: Way, ensemble: int) -> None:
+    """Refuse an ensemble for a way that runs no network: it went unused without a word, a progress bar counted its
+    copies as model calls, and the server's time per megapixel was divided by them."""
+    if ensemble != 1 and way.model_channels is None:
+        raise SettingError(
+            f"the ensemble averages the network's outputs over mirrored copies, and the {way.name} way runs no "
+            "network: leave the ensemble out, or choose another method",
+            settings=("ensemble", "method"),
+        )

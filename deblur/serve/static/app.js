@@ -20,6 +20,13 @@ async function showModel() {
       kernel: " Photos go by the camera-shake kernel path, not the model.",
     };
     $("#model").textContent = `Model: ${info.description}${arch}, running in ${info.precision}.${how[info.method] ?? ""}`;
+    if (info.method === "kernel") {
+      // The server refuses an ensemble there: the kernel path runs no network to average over copies.
+      const ensemble = $("#ensemble");
+      ensemble.value = "1";
+      ensemble.disabled = true;
+      ensemble.title = "This server deblurs by the kernel path, which runs no network: there is nothing to average";
+    }
     if (info.card) {
       $("#card-title").textContent = `${info.card.title} (from ${info.card.source})`;
       const table = $("#card-table");
