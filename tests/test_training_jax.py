@@ -133,6 +133,13 @@ def test_under_jax_the_tensorflow_only_settings_are_refused_by_name(tmp_path):
     assert f"error: data.cache {cache} is tf.data's cache in files" in done.stderr
     assert done.stderr.rstrip().endswith("here (KERAS_BACKEND)")  # as it is set, not as a flag
     assert not (tmp_path / "run").exists() and not cache.parent.exists()
+    for keys in (["data.parallel=false"], ["data.parallel=false", "data.prefetch=false"]):  # as unused
+        sets = [arg for key in keys for arg in ("--set", key)]
+        done = subprocess.run(smoke_train(tmp_path / "run", *sets), env=JAX_ENV, capture_output=True, text=True)
+        assert done.returncode == 1
+        named = " and ".join(key.removesuffix("=false") for key in keys)
+        assert f"error: {named} false: tf.data's parallel map and prefetch are the TensorFlow loop's" in done.stderr
+        assert not (tmp_path / "run").exists()
 
 
 @needs_jax

@@ -121,6 +121,14 @@ class Session:
                 "reads the pairs ahead on threads: leave data.cache as memory or none here",
                 settings=("KERAS_BACKEND",),
             )
+        off = [f"data.{key}" for key in ("parallel", "prefetch") if not getattr(self.data, key)]
+        if off:  # they went unused without a word, as the cache did
+            them = "it" if len(off) == 1 else "them"
+            raise SettingError(
+                f"{' and '.join(off)} false: tf.data's parallel map and prefetch are the TensorFlow loop's, and the "
+                f"JAX loop reads the pairs ahead on threads whatever they say: leave {them} true here",
+                settings=("KERAS_BACKEND",),
+            )
         if training.cpu_replicas > 1:
             use_cpu_devices(training.cpu_replicas)
         devices = jax.devices()
