@@ -10,6 +10,7 @@ import base64
 import contextlib
 import io
 import os
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -93,6 +94,7 @@ def test_page_deblurs_a_dropped_and_a_picked_photo(server, tmp_path):
         assert "the pretrained kernel-aware network shipped with deblur" in page.inner_text("#model")
         assert "the model, given both, keeps the deconvolution where it is right" in page.inner_text("#model")
         assert page.locator("#ensemble").is_enabled()  # a server that runs the network offers its ensemble
+        assert re.search(r", running in (b?float16|float32)\.", page.inner_text("#model"))  # the model's precision
         from deblur.paths import shipped_model
 
         assert str(shipped_model().parent) not in page.content()  # no path on the server reaches a visitor
@@ -183,9 +185,9 @@ def test_page_deblurs_a_dropped_and_a_picked_photo(server, tmp_path):
 
 @pytest.mark.slow
 def test_a_kernel_way_server_page_offers_no_ensemble(server):
-    """Such a server refuses an ensemble (the kernel path runs no network to average): the page says how photos go
-    and leaves the ensemble at 1. The server's answer about itself is changed on its way to the page, as one
-    started with --method kernel gives it (tests/test_serve.py checks the refusal)."""
+    """Such a server refuses an ensemble (the kernel path runs no network to average): the page says how photos go,
+    names no precision and leaves the ensemble at 1. The server's answer about itself is changed on its way to the
+    page, as one started with --method kernel gives it (tests/test_serve.py checks the refusal)."""
 
     def as_kernel_server(route):
         route.fulfill(json={**route.fetch().json(), "method": "kernel"})
@@ -194,7 +196,9 @@ def test_a_kernel_way_server_page_offers_no_ensemble(server):
         page.route("**/v1/model", as_kernel_server)
         page.goto(server.url + "/")
         page.wait_for_function("document.querySelector('#model').textContent.startsWith('Model: ')")
-        assert "Photos go by the camera-shake kernel path, not the model." in page.inner_text("#model")
+        said = page.inner_text("#model")
+        assert "Photos go by the camera-shake kernel path, not the model." in said
+        assert "running in" not in said  # no model runs: its precision says nothing
         ensemble = page.locator("#ensemble")
         assert ensemble.is_disabled() and ensemble.input_value() == "1"
         assert "runs no network" in ensemble.get_attribute("title")

@@ -19,7 +19,8 @@ async function showModel() {
         " Each photo's camera shake is estimated and inverted, and the model, given both, keeps the deconvolution where it is right.",
       kernel: " Photos go by the camera-shake kernel path, not the model.",
     };
-    $("#model").textContent = `Model: ${info.description}${arch}, running in ${info.precision}.${how[info.method] ?? ""}`;
+    const runs = info.method === "kernel" ? "" : `, running in ${info.precision}`; // the kernel way runs no model
+    $("#model").textContent = `Model: ${info.description}${arch}${runs}.${how[info.method] ?? ""}`;
     if (info.method === "kernel") {
       // The server refuses an ensemble there: the kernel path runs no network to average over copies.
       const ensemble = $("#ensemble");
