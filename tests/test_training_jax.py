@@ -140,6 +140,11 @@ def test_under_jax_the_tensorflow_only_settings_are_refused_by_name(tmp_path):
         named = " and ".join(key.removesuffix("=false") for key in keys)
         assert f"error: {named} false: tf.data's parallel map and prefetch are the TensorFlow loop's" in done.stderr
         assert not (tmp_path / "run").exists()
+    done = subprocess.run(
+        smoke_train(tmp_path / "run", "--set", "train.profile_batch=2"), env=JAX_ENV, capture_output=True, text=True
+    )
+    assert done.returncode == 1 and "error: train.profile_batch traces a step with TensorFlow's profiler" in done.stderr
+    assert not (tmp_path / "run").exists()
 
 
 @needs_jax

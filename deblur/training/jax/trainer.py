@@ -86,6 +86,7 @@ class Session:
         self.config, self.progress, self.log, self.held = config, progress, log, held
         self.training, self.data = config.train, config.data
         self.deadline = Deadline(self.training.max_minutes)
+        self._refuse_tensorflow_only()
         self._distribute()
         self.precision = choose_precision(self.training.precision, gpu_bfloat16=True)
         set_policy(self.precision.policy)
@@ -103,7 +104,8 @@ class Session:
 
     # === Set-up ===
 
-    def _distribute(self) -> None:
+    def _refuse_tensorflow_only(self) -> None:
+        """Refuse what only TensorFlow's loop reads, naming it: here it would go unused without a word."""
         training = self.training
         if training.strategy == "multi-worker":
             raise SettingError(
@@ -122,13 +124,22 @@ class Session:
                 settings=("KERAS_BACKEND",),
             )
         off = [f"data.{key}" for key in ("parallel", "prefetch") if not getattr(self.data, key)]
-        if off:  # they went unused without a word, as the cache did
+        if off:
             them = "it" if len(off) == 1 else "them"
             raise SettingError(
                 f"{' and '.join(off)} false: tf.data's parallel map and prefetch are the TensorFlow loop's, and the "
                 f"JAX loop reads the pairs ahead on threads whatever they say: leave {them} true here",
                 settings=("KERAS_BACKEND",),
             )
+        if training.profile_batch is not None:
+            raise SettingError(
+                "train.profile_batch traces a step with TensorFlow's profiler, in the TensorFlow loop; under JAX leave "
+                "it unset (jax.profiler traces a JAX program)",
+                settings=("KERAS_BACKEND",),
+            )
+
+    def _distribute(self) -> None:
+        training = self.training
         if training.cpu_replicas > 1:
             use_cpu_devices(training.cpu_replicas)
         devices = jax.devices()
