@@ -1,11 +1,14 @@
 """What a training run reads and for how long, and its epoch line (`deblur.training.data_plan`)."""
 
+import re
+
 import pytest
 from helpers import make_flat_dataset, smoke_config
 from typer.testing import CliRunner
 
 from deblur.cli import app
 from deblur.data.pairs import DatasetError
+from deblur.errors import SettingError
 from deblur.training.data_plan import epoch_line, plan_data
 
 
@@ -36,3 +39,18 @@ def test_a_held_out_split_without_train_beside_it_is_not_trained_on(tmp_path):
     assert not checked
     result = CliRunner().invoke(app, ["data", "check", str(tmp_path / "data"), "-q"])  # as deblur train would
     assert result.exit_code == 1 and "1 problem(s)" in result.output and "holds test/ but no train/" in result.output
+
+
+@pytest.mark.parametrize("step", [0, 7])
+def test_a_profile_step_the_run_never_reaches_is_refused_before_the_run_folder(tmp_path, step):
+    # It was never traced, without a word; with steps_per_epoch unset the last step is known only from the pairs.
+    data = make_flat_dataset(tmp_path / "data", count=10)
+    checked = []
+    sets = (f"data.root={data}", "train.steps_per_epoch=null", "train.epochs=3", f"train.profile_batch={step}")
+    said = re.escape(f"train.profile_batch {step} is no step of this run (1 to 6: 3 epoch(s) of 2 steps)")
+    with pytest.raises(SettingError, match=said):
+        plan_data(smoke_config(*sets), 2, progress=False, log=print, on_checked=lambda: checked.append(True))
+    assert not checked
+    last = smoke_config(*sets[:-1], "train.profile_batch=6")
+    plan = plan_data(last, 2, progress=False, log=print, on_checked=lambda: checked.append(True))
+    assert checked == [True] and plan.total_steps == 6

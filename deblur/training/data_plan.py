@@ -10,6 +10,7 @@ from dataclasses import dataclass, replace
 from deblur.config import Config
 from deblur.data.demo import ensure_demo_dataset
 from deblur.data.pairs import Pair, check_deconvolved, check_not_held_out, preflight, without_deconvolved
+from deblur.errors import SettingError
 
 
 @dataclass
@@ -39,15 +40,21 @@ def plan_data(
     skipped = list(splits.skipped)
     if skipped:
         log(f"skipping {len(skipped)} unreadable file(s) (data.skip_bad_images): " + "; ".join(skipped[:5]))
-    on_checked()
-    val_pairs = splits.val[: data.val_limit] if data.val_limit else splits.val
     global_batch = data.batch_size * replicas
     steps_per_epoch = training.steps_per_epoch or max(1, len(splits.train) // global_batch)
+    last = steps_per_epoch * training.epochs
+    if training.profile_batch is not None and not 1 <= training.profile_batch <= last:  # it was never traced
+        raise SettingError(
+            f"train.profile_batch {training.profile_batch} is no step of this run (1 to {last}: {training.epochs} "
+            f"epoch(s) of {steps_per_epoch} steps): give one of them, or leave it unset"
+        )
+    on_checked()
+    val_pairs = splits.val[: data.val_limit] if data.val_limit else splits.val
     log(
         f"data: {root} ({splits.layout} layout): {len(splits.train)} training pairs, {len(val_pairs)} "
         f"validation; global batch {global_batch} = {data.batch_size} per replica x {replicas} replica(s)"
     )
-    return DataPlan(splits.train, val_pairs, skipped, global_batch, steps_per_epoch, steps_per_epoch * training.epochs)
+    return DataPlan(splits.train, val_pairs, skipped, global_batch, steps_per_epoch, last)
 
 
 def epoch_line(row: dict) -> str:
