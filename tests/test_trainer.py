@@ -359,6 +359,11 @@ def test_fine_tuning_starts_from_the_given_weights(tmp_path):
     assert any(f"starting from the weights of {first.model_path}" in m for m in messages)
     # One step of Adam moves each weight by about the learning rate: far closer than two random starts.
     assert largest_difference(first.model, tuned.model) < 0.01
+    resumed = []  # the same command, one epoch more: the run's own weights go on, and it says so
+    config = smoke_config("train.epochs=2", "train.steps_per_epoch=1", f"train.init={first.model_path}")
+    quiet_train(config, tmp_path / "tuned", resumed)
+    said = f"at step 1, its weights rather than train.init={first.model_path}'s (read by a run's first start only)"
+    assert any(said in m for m in resumed) and not any("starting from the weights" in m for m in resumed)
     fresh = quiet_train(smoke_config("train.epochs=1", "train.steps_per_epoch=1"), tmp_path / "fresh")
     assert largest_difference(first.model, fresh.model) > 0.1
 

@@ -188,9 +188,12 @@ def _model_beside(path: Path) -> dict | None:
     return model if isinstance(model, dict) else None
 
 
-def resuming_line(checkpoint: str | Path, step: int, total_steps: int) -> str:
-    """What training says as it resumes: with no step left to train, that, and how to go on."""
+def resuming_line(checkpoint: str | Path, step: int, total_steps: int, init: str | None = None) -> str:
+    """What training says as it resumes: that `init` (train.init) is not read, as it went unread without a word;
+    with no step left to train, that, and how to go on."""
     line = f"resuming from {checkpoint} at step {step}"
+    if init:
+        line += f", its weights rather than train.init={init}'s (read by a run's first start only)"
     if step >= total_steps:
         line += f": none left of the {total_steps} steps asked for (raise train.epochs to train on)"
     return line

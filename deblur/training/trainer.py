@@ -189,7 +189,7 @@ class Session:
         resume_from = latest_checkpoint(self.run)
         if resume_from:
             self.checkpoint.restore(resume_from).assert_existing_objects_matched()
-            self.log(resuming_line(resume_from, int(self.step_counter.numpy()), self.total_steps))
+            self.log(resuming_line(resume_from, int(self.step_counter.numpy()), self.total_steps, self.training.init))
         elif self.training.init:
             source = load_initial_weights(self.model, self.training.init, self.config)
             self.log(f"starting from the weights of {source} (train.init={self.training.init})")

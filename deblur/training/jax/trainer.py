@@ -193,7 +193,7 @@ class Session:
                         variable.assign(value)
             except ValueError as err:
                 raise RunFolderError(f"{path} does not fit this model ({err})") from None
-            self.log(resuming_line(path, self.step, self.total_steps))
+            self.log(resuming_line(path, self.step, self.total_steps, self.training.init))
         elif self.training.init:
             source = load_initial_weights(self.model, self.training.init, self.config)
             self.log(f"starting from the weights of {source} (train.init={self.training.init})")
