@@ -19,6 +19,10 @@ def test_mirrored_over_logical_cpus():
 
 def test_mirrored_with_explicit_devices():
     assert make_strategy("mirrored", ["/cpu:0"]).strategy.num_replicas_in_sync == 1
+    for other in ("auto", "default", "multi-worker"):  # each places its replicas itself: they went unused
+        said = f"train.devices \\(/cpu:0\\) names the devices of .* the strategy is {other}: set --strategy mirrored"
+        with pytest.raises(StrategyError, match=said):
+            make_strategy(other, ["/cpu:0"])
 
 
 def cluster(task_type, index, chief=False):

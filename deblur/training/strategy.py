@@ -42,8 +42,13 @@ def make_strategy(name: str = "auto", devices: list[str] | None = None) -> Strat
     """A strategy for `name` (auto | default | mirrored | multi-worker).
 
     auto: mirrored when more than one GPU is visible, else default. mirrored without `devices` uses all GPUs,
-    or, with none, every logical CPU device (see `split_cpu`).
+    or, with none, every logical CPU device (see `split_cpu`); `devices` with another strategy is refused.
     """
+    if devices and name != "mirrored":  # the others place their replicas themselves: it went unused without a word
+        raise StrategyError(
+            f"train.devices ({', '.join(devices)}) names the devices of train.strategy mirrored, and the strategy is "
+            f"{name}: set --strategy mirrored, or leave train.devices unset"
+        )
     if name == "multi-worker":
         # Before anything else: listing logical devices would start the runtime, and collective ops must be
         # configured before it starts. Physical devices can be listed without starting it.
