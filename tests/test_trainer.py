@@ -16,7 +16,7 @@ from deblur.data.demo import load_photo
 from deblur.data.pairs import DatasetError
 from deblur.model import build_generator
 from deblur.training import data_plan, trainer
-from deblur.training.errors import RunFolderError, TrainingError, TrainingInterrupted
+from deblur.training.errors import RunFolderError, StrategyError, TrainingError, TrainingInterrupted
 from deblur.training.optim import build_optimizer, scaled_learning_rate
 from deblur.training.run_folder import RunFolder, check_init, check_run_folder, read_metrics, weights_fingerprint
 
@@ -123,6 +123,14 @@ def test_mirrored_replicas_agree(tmp_path):
         assert len(copies) == 2
         np.testing.assert_array_equal(copies[0].numpy(), copies[1].numpy())
     assert not np.allclose(result.model.get_layer("tail_conv").kernel.numpy(), 0.0)  # it did train
+
+
+def test_a_split_cpu_with_one_device_training_is_refused(tmp_path):
+    # train.cpu_replicas=2 under the default strategy split the CPU, then trained on one device without a word.
+    for strategy in ("auto", "default"):
+        with pytest.raises(StrategyError, match=f"--strategy {strategy} trains on one device here: set --strategy"):
+            quiet_train(smoke_config("train.cpu_replicas=2", f"train.strategy={strategy}"), tmp_path / "run")
+    assert not (tmp_path / "run").exists()
 
 
 def test_resume_continues_without_repeating_epochs(tmp_path):

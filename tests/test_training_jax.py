@@ -119,7 +119,7 @@ def test_two_xla_cpu_devices_train_data_parallel(tmp_path):
 
 
 @needs_jax
-def test_under_jax_the_tensorflow_only_settings_are_refused_by_name(tmp_path):
+def test_under_jax_the_tensorflow_only_settings_and_an_unused_split_are_refused_by_name(tmp_path):
     done = subprocess.run(
         smoke_train(tmp_path / "run", "--strategy", "multi-worker"), env=JAX_ENV, capture_output=True, text=True
     )
@@ -144,6 +144,10 @@ def test_under_jax_the_tensorflow_only_settings_are_refused_by_name(tmp_path):
         smoke_train(tmp_path / "run", "--set", "train.profile_batch=2"), env=JAX_ENV, capture_output=True, text=True
     )
     assert done.returncode == 1 and "error: train.profile_batch traces a step with TensorFlow's profiler" in done.stderr
+    assert not (tmp_path / "run").exists()
+    split = ("--strategy", "default", "--set", "train.cpu_replicas=2")  # one device trained: the split went unused
+    done = subprocess.run(smoke_train(tmp_path / "run", *split), env=JAX_ENV, capture_output=True, text=True)
+    assert done.returncode == 1 and "--strategy default trains on one: set --strategy auto or mirrored" in done.stderr
     assert not (tmp_path / "run").exists()
 
 

@@ -30,7 +30,7 @@ from deblur.errors import SettingError, error_reason, full_disk_from_tensorflow
 from deblur.losses import PIXEL_LOSSES, build_vgg_features, psnr, ssim, step_loss
 from deblur.model import build_generator, with_mix
 from deblur.training.data_plan import Deadline, StepTimer, epoch_line, plan_data
-from deblur.training.errors import TrainingError, TrainingInterrupted
+from deblur.training.errors import StrategyError, TrainingError, TrainingInterrupted
 from deblur.training.optim import build_optimizer, replica_learning_rate
 from deblur.training.precision import choose_precision, set_policy
 from deblur.training.recovery import leave_out_unreadable
@@ -103,6 +103,12 @@ class Session:
             split_cpu(self.training.cpu_replicas)
         # The strategy comes first: MultiWorkerMirroredStrategy must be made before other TensorFlow work.
         self.distribution = make_strategy(self.training.strategy, self.training.devices)
+        if self.training.cpu_replicas > 1 and self.distribution.name == "default":  # the split went unused
+            raise StrategyError(
+                f"train.cpu_replicas={self.training.cpu_replicas} splits the CPU into devices for --strategy mirrored, "
+                f"and --strategy {self.training.strategy} trains on one device here: set --strategy mirrored, or leave "
+                "train.cpu_replicas unset"
+            )
         self.strategy = self.distribution.strategy
         self.replicas = self.strategy.num_replicas_in_sync
         log(f"strategy: {self.distribution.description}")

@@ -31,7 +31,7 @@ from deblur.errors import SettingError
 from deblur.losses import PIXEL_LOSSES, build_vgg_features, step_loss
 from deblur.model import build_generator, with_mix
 from deblur.training.data_plan import Deadline, StepTimer, epoch_line, plan_data
-from deblur.training.errors import RunFolderError, TrainingError, TrainingInterrupted
+from deblur.training.errors import RunFolderError, StrategyError, TrainingError, TrainingInterrupted
 from deblur.training.jax.batches import device_draws, training_batches, validation_images
 from deblur.training.jax.checkpoints import (
     GROUPS,
@@ -140,6 +140,11 @@ class Session:
 
     def _distribute(self) -> None:
         training = self.training
+        if training.cpu_replicas > 1 and training.strategy == "default":  # the split went unused
+            raise StrategyError(
+                f"train.cpu_replicas={training.cpu_replicas} splits the CPU into devices to train on together, and "
+                "--strategy default trains on one: set --strategy auto or mirrored, or leave train.cpu_replicas unset"
+            )
         if training.cpu_replicas > 1:
             use_cpu_devices(training.cpu_replicas)
         devices = jax.devices()
