@@ -14,6 +14,7 @@ from deblur.config import ConfigError, SynthConfig, config_to_dict
 from deblur.data.degrade import degrade
 from deblur.data.demo import load_photo
 from deblur.data.pairs import DatasetError
+from deblur.errors import SettingError
 from deblur.model import build_generator
 from deblur.training import data_plan, trainer
 from deblur.training.errors import RunFolderError, StrategyError, TrainingError, TrainingInterrupted
@@ -354,6 +355,15 @@ def test_perceptual_loss_with_local_weights(tmp_path):
         "train.perceptual_weight=0.01", f"train.vgg_weights={weights}", "train.epochs=1", "train.steps_per_epoch=2"
     )
     assert np.isfinite(quiet_train(config, tmp_path / "run").metrics[-1]["loss"])
+
+
+def test_vgg_weights_without_the_perceptual_loss_are_refused_before_the_run_folder(tmp_path):
+    from deblur.training.run import train
+
+    weights = tmp_path / "vgg16_notop.weights.h5"  # read by the perceptual loss only: they went unused
+    with pytest.raises(SettingError, match=f"train.vgg_weights {weights} is read by the perceptual loss only, and "):
+        train(smoke_config(f"train.vgg_weights={weights}"), tmp_path / "run", progress=False, log=lambda _: None)
+    assert not (tmp_path / "run").exists()
 
 
 def test_fine_tuning_starts_from_the_given_weights(tmp_path):

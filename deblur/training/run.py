@@ -18,6 +18,11 @@ __all__ = ["train", "training_config"]
 def train(config: Config, out_dir: str | Path, *, progress: bool = True, log: Callable = print) -> TrainResult:
     """Train the generator as `config` says, in `out_dir`, on Keras' backend, resuming from a checkpoint if any;
     the model written is noted as the last trained (`deblur.paths.record_last_model`: `--model latest`)."""
+    if config.train.vgg_weights and not config.train.perceptual_weight:  # read by that loss only: it went unused
+        raise SettingError(
+            f"train.vgg_weights {config.train.vgg_weights} is read by the perceptual loss only, and "
+            "train.perceptual_weight is 0: set it above 0, or leave train.vgg_weights unset"
+        )
     backend = keras_backend()
     if backend == "jax":
         from deblur.training.jax.trainer import train as train_on_backend
