@@ -17,8 +17,8 @@ from deblur.strength import MAX_STRENGTH
 from deblur.ways import METHOD_HELP, check_method
 
 ENSEMBLE_HELP = (
-    "Deblur 1, 2, 4 or 8 mirrored/turned copies of each image and average them: a little sharper and safer on "
-    "mild blur, at that many times the time."
+    "Deblur 1, 2, 4 or 8 mirrored/turned copies of each image through the network and average them: a little "
+    "sharper and safer on mild blur, at that many times the network's time (--method kernel runs no network)."
 )
 ESTIMATES_HELP = (
     f"Camera-shake estimates tried per photo by the kernel-aware and kernel ways, 1 to {MOST_ESTIMATES} (default "
