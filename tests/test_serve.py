@@ -142,6 +142,8 @@ def test_a_server_without_the_model_refuses_a_method_that_needs_it(model):
             detail = f"method {method} needs the model, and this runs without one (method kernel)"
             assert refused.json()["detail"] == detail
         assert post(kernel_only, data, method="kernel").headers["x-deblur-way"] == "kernel"
+        said = kernel_only.get("/v1/model").json()  # no model runs: no precision to name
+        assert said["method"] == "kernel" and said["precision"] is None
         # The ensemble averages the network's outputs: asked of the kernel way, refused before any work is queued.
         for params in ({"ensemble": "2"}, {"ensemble": "4", "method": "kernel"}):
             refused = post(kernel_only, data, **params)

@@ -190,7 +190,7 @@ def test_a_kernel_way_server_page_offers_no_ensemble(server):
     page, as one started with --method kernel gives it (tests/test_serve.py checks the refusal)."""
 
     def as_kernel_server(route):
-        route.fulfill(json={**route.fetch().json(), "method": "kernel"})
+        route.fulfill(json={**route.fetch().json(), "method": "kernel", "precision": None})
 
     with opened_page() as (page, errors):
         page.route("**/v1/model", as_kernel_server)

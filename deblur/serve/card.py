@@ -12,19 +12,20 @@ from typing import Any
 
 import yaml
 
-from deblur.ways import DEFAULT_METHOD
+from deblur.ways import DEFAULT_METHOD, way_of
 
 
 def model_info(
     path: Path, description: str, precision: str, *, method: str = DEFAULT_METHOD, show_path: bool = False
 ) -> dict[str, Any]:
     """What the page and `/v1/model` show: `description` names the model (no folders: every visitor sees it),
-    `method` how the server deblurs (`deblur.shake.METHODS`); with `show_path`, the model file's absolute path too."""
+    `method` how the server deblurs (`deblur.ways.METHODS`); with `show_path`, the model file's absolute path too.
+    The precision is None where the way runs no model (it had said float32 of a model that never ran)."""
     folder = path.parent
     info = {
         "description": description,
         "file": path.name,
-        "precision": precision,
+        "precision": precision if way_of(method).model_channels else None,
         "method": method,
         "architecture": _architecture(folder / "config.yaml"),
         "card": _card_table(folder / "MODEL_CARD.md") or _training_table(folder / "metrics.jsonl"),

@@ -19,7 +19,7 @@ async function showModel() {
         " Each photo's camera shake is estimated and inverted, and the model, given both, keeps the deconvolution where it is right.",
       kernel: " Photos go by the camera-shake kernel path, not the model.",
     };
-    const runs = info.method === "kernel" ? "" : `, running in ${info.precision}`; // the kernel way runs no model
+    const runs = info.precision ? `, running in ${info.precision}` : ""; // none where no model runs (kernel)
     $("#model").textContent = `Model: ${info.description}${arch}${runs}.${how[info.method] ?? ""}`;
     if (info.method === "kernel") {
       // The server refuses an ensemble there: the kernel path runs no network to average over copies.
