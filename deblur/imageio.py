@@ -53,6 +53,7 @@ WRITE_FORMATS = dict(zip(get_args(WriteFormat), ("PNG", "JPEG", "WEBP", "BMP", "
 DEFAULT_QUALITY = 95  # JPEG and WebP: visually lossless for a photo, a third of the size of 100
 LOSSY_FORMATS = ("jpg", "webp")  # the formats written with a quality
 ALPHA_FORMATS = ("png", "webp", "tiff")
+DEEP_FORMATS = ("png", "tiff")  # 16 bits a channel; the others hold 8
 METADATA_FORMATS = ("png", "jpg", "webp", "tiff")  # EXIF and ICC profiles; BMP holds neither
 ORIENTATION = 0x0112  # the EXIF tag
 # The longest side each output format holds (WebP's sizes are 14 bits; libjpeg takes 65500): a panorama over it had
@@ -423,6 +424,11 @@ def flattens_alpha(like: Photo, fmt: str) -> bool:
     return like.alpha is not None and fmt not in ALPHA_FORMATS
 
 
+def narrows_depth(like: Photo, fmt: str) -> bool:
+    """Whether writing `like` as `fmt` loses bits: a 16-bit photo in a format of 8 bits a channel."""
+    return like.sixteen_bit and fmt not in DEEP_FORMATS
+
+
 def _metadata(like: Photo) -> dict:
     return {key: value for key, value in (("exif", like.exif), ("icc_profile", like.icc)) if value}
 
@@ -442,13 +448,14 @@ def _to_image(rgb: np.ndarray, like: Photo, fmt: str) -> Image.Image:
         rgb = rgb * like.alpha[:, :, None] + (1.0 - like.alpha[:, :, None])
     if like.grayscale:
         gray = np.clip(rgb.mean(axis=-1), 0.0, 1.0)
-        if like.sixteen_bit and fmt in ("png", "tiff"):
+        if like.sixteen_bit and fmt in DEEP_FORMATS:
             image = Image.fromarray(np.round(gray * 65535).astype(np.uint16))
         else:
             image = Image.fromarray(np.round(gray * 255).astype(np.uint8))
     else:
         image = Image.fromarray(to_uint8(rgb))
-    if like.alpha is not None and not like.sixteen_bit and fmt in ALPHA_FORMATS:
+    # 8 bits here (16-bit colour goes to deblur.photo16): a 16-bit photo's transparency is kept in webp too
+    if like.alpha is not None and fmt in ALPHA_FORMATS and image.mode in ("L", "RGB"):
         image = image.convert("LA" if like.grayscale else "RGBA")
         image.putalpha(Image.fromarray(np.round(like.alpha * 255).astype(np.uint8)))
     return image

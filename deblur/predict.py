@@ -24,6 +24,7 @@ from deblur.imageio import (
     ImageReadError,
     find_photos_and_raw,
     flattens_alpha,
+    narrows_depth,
     is_photo,
     raw_files,
     read_photo,
@@ -40,6 +41,8 @@ if TYPE_CHECKING:
 
 MEDIA_SUFFIXES = READ_SUFFIXES | VIDEO_SUFFIXES  # what a folder is searched for
 ESTIMATING = "estimating the camera shake"  # what a photo's progress shows before its first model call, by default
+# What an output format may not hold of a photo: its transparency (flattened onto white), its depth (16 bits as 8)
+LOSSES = {"transparency": flattens_alpha, "depth": narrows_depth}
 
 
 class Progress(Protocol):
@@ -64,7 +67,11 @@ class PredictReport:
     failed: list[tuple[Path, DeblurError]] = field(default_factory=list)  # the input, and why it failed
     clips: list[ClipReport] = field(default_factory=list)  # what each written clip took
     skipped: list[Path] = field(default_factory=list)  # outputs already there, whole (a finished earlier run's)
-    flattened: list[Path] = field(default_factory=list)  # photos whose transparency the format could not keep
+    # what the output format could not keep of photos: "transparency" (flattened onto white), "depth" (16 bits as 8)
+    lost: dict[str, list[Path]] = field(default_factory=dict)
+
+    def note_lost(self, loss: str, photo: Path) -> None:
+        self.lost.setdefault(loss, []).append(photo)
     raw: list[Path] = field(default_factory=list)  # cameras' RAW files in the folders, left out (`InputPlan.raw`)
 
 
@@ -259,8 +266,8 @@ def predict_files(
                 report.clips.append(clip)
                 report.written.append(clip.target)
             else:
-                flattened = report.flattened.append
-                report.written.append(predict_one(item, deblurrer, write, plan.max_pixels, progress, flattened))
+                lost = report.note_lost
+                report.written.append(predict_one(item, deblurrer, write, plan.max_pixels, progress, lost))
         except OutputExistsError as err:
             if _finished(item, write):  # another run (one beside this) finished it since the plan was made
                 report.skipped.append(item.target)
@@ -306,11 +313,11 @@ def predict_one(
     write: WriteSettings,
     max_pixels: int = DEFAULT_MAX_PIXELS,
     progress: Progress | None = None,
-    on_flattened: Callable[[Path], None] | None = None,
+    on_lost: Callable[[str, Path], None] | None = None,
 ) -> Path:
     """Deblur one photo file into its output (and its side-by-side); returns the output. An input that cannot be
     used raises ImageReadError naming it, an existing output OutputExistsError; nothing is written for it.
-    `on_flattened` is told of a photo whose transparency the output format cannot hold (flattened onto white)."""
+    `on_lost` is told what of the photo its output format cannot hold (a key of `LOSSES`) and the photo."""
     target, pair_target = item.target, _side_by_side(item.target)
     for output in (target, pair_target) if write.side_by_side else (target,):
         refuse_existing(output, overwrite=write.overwrite)
@@ -322,8 +329,9 @@ def predict_one(
     on_tiles = progress.image(item.source.name, deblurrer.calls(height, width), waiting) if progress else None
     restored = deblurrer(photo.rgb, on_tiles)
     write_photo(target, restored, photo, write.photo)
-    if on_flattened and flattens_alpha(photo, write.fmt):
-        on_flattened(item.source)
+    for loss, loses in LOSSES.items() if on_lost else ():
+        if loses(photo, write.fmt):
+            on_lost(loss, item.source)
     if write.side_by_side:
         side_by_side = np.concatenate([photo.rgb, restored], axis=1)
         write_photo(pair_target, side_by_side, replace(photo, alpha=None), write.photo)

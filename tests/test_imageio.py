@@ -261,6 +261,19 @@ def test_alpha_is_flattened_onto_white_where_the_format_has_none(tmp_path):
     assert np.abs(out[17, 17] - [255, 255, 255]).max() < 8  # transparent: white, not the hidden red
 
 
+def test_a_sixteen_bit_photos_transparency_is_kept_in_webp(tmp_path):
+    # webp holds alpha at 8 bits: it had been left out, and the colours under transparent pixels shown
+    rgb = np.zeros((20, 20, 3), np.float32)
+    rgb[..., 0] = 1.0  # red everywhere, hidden where transparent
+    alpha = np.zeros((20, 20), np.float32)
+    alpha[:10] = 1.0
+    photo = Photo(rgb, alpha, False, True)
+    write_photo(tmp_path / "out.webp", photo.rgb, photo, WriteOptions("webp", quality=100))
+    out = np.asarray(Image.open(tmp_path / "out.webp"))
+    assert out.shape == (20, 20, 4)
+    assert out[2, 2, 3] == 255 and out[17, 17, 3] == 0
+
+
 def _png(pixels: np.ndarray) -> bytes:
     buffer = io.BytesIO()
     Image.fromarray(pixels).save(buffer, format="PNG")

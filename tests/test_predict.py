@@ -176,6 +176,20 @@ def test_transparency_flattened_by_the_format_is_said(tmp_path):
     assert "1 photo(s) had transparency, which jpg cannot hold: flattened onto white" in result.output
 
 
+def test_sixteen_bits_written_as_eight_by_the_format_is_said(tmp_path):
+    import tifffile
+
+    model = save_model(tmp_path / "identity")
+    deep = (np.random.default_rng(0).random((16, 16, 3)) * 65535).astype(np.uint16)
+    tifffile.imwrite(tmp_path / "scan.tif", deep, photometric="rgb")
+    args = ["predict", str(tmp_path / "scan.tif"), "--model", str(model)]
+    result = runner.invoke(app, [*args, "--out", str(tmp_path / "jpg"), "--format", "jpg"])
+    assert result.exit_code == 0, result.output
+    assert "1 photo(s) had 16 bits a channel, which jpg holds 8 of: written in 8 bits" in result.output
+    result = runner.invoke(app, [*args, "--out", str(tmp_path / "tiff"), "--format", "tiff"])
+    assert result.exit_code == 0 and "16 bits" not in result.output, result.output
+
+
 def test_camera_raw_files_are_refused_by_name_and_said_to_be_left_out_of_folders(tmp_path, monkeypatch):
     model = save_model(tmp_path / "identity")
     shots = tmp_path / "card"

@@ -192,6 +192,10 @@ def predict(
         raise typer.Exit(1)
 
 
+LOST = {  # what is said of the photos whose output format could not hold all of them (deblur.predict.LOSSES)
+    "transparency": "had transparency, which {fmt} cannot hold: flattened onto white (png, webp and tiff keep it)",
+    "depth": "had 16 bits a channel, which {fmt} holds 8 of: written in 8 bits (png and tiff keep 16)",
+}
 CLIPS_HAVE_NO_SIDE_BY_SIDE = "--side-by-side is made for photos: the clips have none"
 
 
@@ -199,11 +203,8 @@ def print_report(report, write: WriteSettings, log) -> bool:
     """What predict prints of its own run (`deblur.predict.PredictReport`); whether any input failed."""
     for path in report.written:
         typer.echo(f"wrote {path}")
-    if report.flattened:
-        log(
-            f"{len(report.flattened)} photo(s) had transparency, which {write.fmt} cannot hold: "
-            "flattened onto white (png, webp and tiff keep it)"
-        )
+    for loss, photos in report.lost.items():
+        log(f"{len(photos)} photo(s) " + LOST[loss].format(fmt=write.fmt))
     if write.side_by_side and report.clips:
         log(CLIPS_HAVE_NO_SIDE_BY_SIDE)
     for clip in report.clips:
