@@ -61,3 +61,19 @@ def test_a_folder_of_one_pair_is_counted_and_checked_once(tmp_path):
     write_image(root / "sharp" / "000.png", np.zeros((10, 10, 3), np.uint8))
     result = runner.invoke(app, ["data", "check", str(root), "-q"])
     assert result.exit_code == 1 and "1 problem(s)" in result.output
+
+
+def test_held_out_pairs_that_training_has_too_are_named(tmp_path):
+    import shutil
+
+    root = fake_gopro(tmp_path / "g", blur_folders=("blur",))
+    held, trained = root / "test" / "GOPR0384_11_00", root / "train" / "GOPR0372_07_00"
+    shutil.copy(trained / "sharp" / "000001.png", held / "sharp" / "000000.png")  # a copy, as leaks happen
+    shutil.copy(trained / "blur" / "000001.png", held / "blur" / "000000.png")
+    result = runner.invoke(app, ["data", "check", str(root), "-q"])
+    assert result.exit_code == 0, result.output  # the files are good; what they measure is not
+    assert (
+        f"warning: 1 held-out pair(s) have a training pair's sharp photo, so validation scores what training saw: "
+        f"{held / 'sharp' / '000000.png'} is {trained / 'sharp' / '000001.png'}" in result.output
+    )
+    assert summarize(fake_gopro(tmp_path / "clean", blur_folders=("blur",)), progress=False).seen == []

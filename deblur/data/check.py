@@ -2,11 +2,20 @@
 
 from __future__ import annotations
 
-from collections import Counter
+import hashlib
+from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from deblur.data.pairs import DatasetError, check_not_held_out, check_pairs, discover, inspect_images, problem_listing
+from deblur.data.pairs import (
+    DatasetError,
+    Pair,
+    check_not_held_out,
+    check_pairs,
+    discover,
+    inspect_images,
+    problem_listing,
+)
 from deblur.data.writer import kernel_file
 
 
@@ -21,6 +30,7 @@ class DataSummary:
     deconvolved: int = 0  # pairs with the kernel path's deconvolution (deconvolved/), for the kernel-aware network
     problems: list[str] = field(default_factory=list)
     shared: bool = False  # no pair held out: training validates on its own pair (data of one pair)
+    seen: list[tuple[Path, Path]] = field(default_factory=list)  # held-out sharp photos that are training's too
 
     @property
     def ok(self) -> bool:
@@ -51,7 +61,42 @@ def summarize(root: str | Path, patch_size: int | None = None, *, deep: bool = F
         deconvolved,
         problems,
         shared=not splits.held_out,
+        seen=seen_in_training(splits.train, splits.held_out),
     )
+
+
+def seen_in_training(train: list[Pair], held_out: list[Pair]) -> list[tuple[Path, Path]]:
+    """(held-out sharp photo, training's) for each held-out pair whose sharp photo is byte for byte a training
+    pair's: validation would score a photo that training saw. Files are compared by size first: only those of a
+    size that both splits hold are read."""
+    by_size: dict[int, list[Path]] = defaultdict(list)
+    for pair in train:
+        if (size := _size(pair.sharp)) is not None:
+            by_size[size].append(pair.sharp)
+    digests: dict[Path, str | None] = {}
+
+    def digest(path: Path) -> str | None:
+        if path not in digests:
+            try:
+                digests[path] = hashlib.blake2b(path.read_bytes()).hexdigest()
+            except OSError:  # listed among the problems already
+                digests[path] = None
+        return digests[path]
+
+    seen = []
+    for pair in held_out:
+        for path in by_size.get(_size(pair.sharp), ()):
+            if digest(pair.sharp) is not None and digest(pair.sharp) == digest(path):
+                seen.append((pair.sharp, path))
+                break
+    return seen
+
+
+def _size(path: Path) -> int | None:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return None
 
 
 def format_summary(summary: DataSummary) -> str:
@@ -69,6 +114,13 @@ def format_summary(summary: DataSummary) -> str:
         lines.append(f"  blur kernels saved for {summary.kernels} pair(s)")
     if summary.deconvolved:
         lines.append(f"  deconvolutions for the kernel-aware network beside {summary.deconvolved} pair(s)")
+    if summary.seen:
+        named = ", ".join(f"{held} is {trained}" for held, trained in summary.seen[:3])
+        more = f", and {len(summary.seen) - 3} more" if len(summary.seen) > 3 else ""
+        lines.append(
+            f"  warning: {len(summary.seen)} held-out pair(s) have a training pair's sharp photo, so validation "
+            f"scores what training saw: {named}{more}"
+        )
     if summary.problems:
         lines.append(f"  {len(summary.problems)} problem(s):")
         lines.append(problem_listing(summary.problems))
