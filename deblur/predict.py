@@ -69,10 +69,10 @@ class PredictReport:
     skipped: list[Path] = field(default_factory=list)  # outputs already there, whole (a finished earlier run's)
     # what the output format could not keep of photos: "transparency" (flattened onto white), "depth" (16 bits as 8)
     lost: dict[str, list[Path]] = field(default_factory=dict)
+    raw: list[Path] = field(default_factory=list)  # cameras' RAW files in the folders, left out (`InputPlan.raw`)
 
     def note_lost(self, loss: str, photo: Path) -> None:
         self.lost.setdefault(loss, []).append(photo)
-    raw: list[Path] = field(default_factory=list)  # cameras' RAW files in the folders, left out (`InputPlan.raw`)
 
 
 @dataclass(frozen=True)
