@@ -429,6 +429,11 @@ def narrows_depth(like: Photo, fmt: str) -> bool:
     return like.sixteen_bit and fmt not in DEEP_FORMATS
 
 
+def lost_in(fmt: str, like: Photo) -> list[str]:
+    """What of `like` the format `fmt` cannot hold: "transparency" (flattened onto white), "depth" (16 bits as 8)."""
+    return [loss for loss, loses in (("transparency", flattens_alpha), ("depth", narrows_depth)) if loses(like, fmt)]
+
+
 def _metadata(like: Photo) -> dict:
     return {key: value for key, value in (("exif", like.exif), ("icc_profile", like.icc)) if value}
 

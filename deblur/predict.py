@@ -23,9 +23,8 @@ from deblur.imageio import (
     READ_SUFFIXES,
     ImageReadError,
     find_photos_and_raw,
-    flattens_alpha,
     is_photo,
-    narrows_depth,
+    lost_in,
     raw_files,
     read_photo,
     write_photo,
@@ -41,8 +40,6 @@ if TYPE_CHECKING:
 
 MEDIA_SUFFIXES = READ_SUFFIXES | VIDEO_SUFFIXES  # what a folder is searched for
 ESTIMATING = "estimating the camera shake"  # what a photo's progress shows before its first model call, by default
-# What an output format may not hold of a photo: its transparency (flattened onto white), its depth (16 bits as 8)
-LOSSES = {"transparency": flattens_alpha, "depth": narrows_depth}
 
 
 class Progress(Protocol):
@@ -67,8 +64,7 @@ class PredictReport:
     failed: list[tuple[Path, DeblurError]] = field(default_factory=list)  # the input, and why it failed
     clips: list[ClipReport] = field(default_factory=list)  # what each written clip took
     skipped: list[Path] = field(default_factory=list)  # outputs already there, whole (a finished earlier run's)
-    # what the output format could not keep of photos: "transparency" (flattened onto white), "depth" (16 bits as 8)
-    lost: dict[str, list[Path]] = field(default_factory=dict)
+    lost: dict[str, list[Path]] = field(default_factory=dict)  # what the format could not hold of photos (lost_in)
     raw: list[Path] = field(default_factory=list)  # cameras' RAW files in the folders, left out (`InputPlan.raw`)
 
     def note_lost(self, loss: str, photo: Path) -> None:
@@ -317,7 +313,7 @@ def predict_one(
 ) -> Path:
     """Deblur one photo file into its output (and its side-by-side); returns the output. An input that cannot be
     used raises ImageReadError naming it, an existing output OutputExistsError; nothing is written for it.
-    `on_lost` is told what of the photo its output format cannot hold (a key of `LOSSES`) and the photo."""
+    `on_lost` is told what of the photo its output format cannot hold (`lost_in`), and the photo."""
     target, pair_target = item.target, _side_by_side(item.target)
     for output in (target, pair_target) if write.side_by_side else (target,):
         refuse_existing(output, overwrite=write.overwrite)
@@ -329,9 +325,8 @@ def predict_one(
     on_tiles = progress.image(item.source.name, deblurrer.calls(height, width), waiting) if progress else None
     restored = deblurrer(photo.rgb, on_tiles)
     write_photo(target, restored, photo, write.photo)
-    for loss, loses in LOSSES.items() if on_lost else ():
-        if loses(photo, write.fmt):
-            on_lost(loss, item.source)
+    for loss in lost_in(write.fmt, photo) if on_lost else ():
+        on_lost(loss, item.source)
     if write.side_by_side:
         side_by_side = np.concatenate([photo.rgb, restored], axis=1)
         write_photo(pair_target, side_by_side, replace(photo, alpha=None), write.photo)

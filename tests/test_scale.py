@@ -422,6 +422,7 @@ def test_a_run_whose_disk_fills_keeps_what_was_done_lists_only_real_failures_and
                 "status": status,
                 "frames": 0,
                 "seconds": 0.0,
+                "lost": "",
                 "reason": {OK: "", FAILED: f"{task.source}: not a readable image", NO_ROOM: reason}[status],
             }
 
@@ -456,13 +457,39 @@ def test_a_stopped_engine_run_says_what_it_wrote(model, tmp_path, monkeypatch):
 
     def stopped_after_one(tasks, settings, **options):
         task = tasks[0]
-        yield {**asdict(task), "status": OK, "frames": 0, "seconds": 0.0, "reason": ""}
+        yield {**asdict(task), "status": OK, "frames": 0, "seconds": 0.0, "reason": "", "lost": ""}
         raise KeyboardInterrupt
 
     monkeypatch.setattr(ray_engine, "run_on_ray", stopped_after_one)
     result = predict(inputs, "--out", tmp_path / "out", "--model", model, "--engine", "ray")
     assert result.exit_code == 130
     assert result.output.splitlines()[-1] == "error: stopped: 1 photo(s) written; the same command goes on from there"
+
+
+def test_what_the_format_cannot_hold_of_photos_is_said_on_the_engine_as_by_plain_predict(model, tmp_path, monkeypatch):
+    """The workers' rows, from a worker in this process (a Ray run each is tests/test_scale_storage.py's)."""
+    from deblur.scale import ray_engine
+    from deblur.scale import worker as worker_module
+    from deblur.shake import deconvolve
+
+    monkeypatch.setattr(deconvolve, "THREADS", deconvolve.THREADS)  # the worker sets its own
+    monkeypatch.setattr(worker_module, "hide_native_noise", lambda: None)  # this process's stderr is pytest's
+    inputs = photos(tmp_path / "in", 1)
+    rgba = np.random.default_rng(1).integers(0, 256, (40, 56, 4), dtype=np.uint8)
+    Image.fromarray(rgba).save(inputs / "logo.png")
+
+    def in_this_process(tasks, settings, **options):
+        worker = worker_module.DeblurWorker(settings)
+        yield from (worker(asdict(task)) for task in tasks)
+
+    monkeypatch.setattr(ray_engine, "run_on_ray", in_this_process)
+    for engine in ((), ("--engine", "ray")):
+        out = tmp_path / f"out{len(engine)}"
+        args = ["predict", str(inputs), "--out", str(out), "--model", str(model), "--format", "jpg", *engine]
+        result = CliRunner().invoke(app, [*args, "--runtime", "tensorflow", "--method", "network"])
+        assert result.exit_code == 0, result.output
+        assert "1 photo(s) had transparency, which jpg cannot hold: flattened onto white" in result.output
+        assert sorted(path.name for path in out.iterdir()) == ["logo.jpg", "photo0.jpg"]
 
 
 def test_an_address_nothing_answers_at_is_refused_before_any_work_naming_the_setting(model, tmp_path):

@@ -192,7 +192,7 @@ def predict(
         raise typer.Exit(1)
 
 
-LOST = {  # what is said of the photos whose output format could not hold all of them (deblur.predict.LOSSES)
+LOST = {  # what is said of the photos whose output format could not hold all of them (deblur.imageio.lost_in)
     "transparency": "had transparency, which {fmt} cannot hold: flattened onto white (png, webp and tiff keep it)",
     "depth": "had 16 bits a channel, which {fmt} holds 8 of: written in 8 bits (png and tiff keep 16)",
 }
@@ -203,8 +203,7 @@ def print_report(report, write: WriteSettings, log) -> bool:
     """What predict prints of its own run (`deblur.predict.PredictReport`); whether any input failed."""
     for path in report.written:
         typer.echo(f"wrote {path}")
-    for loss, photos in report.lost.items():
-        log(f"{len(photos)} photo(s) " + LOST[loss].format(fmt=write.fmt))
+    say_lost(report.lost, write.fmt, log)
     if write.side_by_side and report.clips:
         log(CLIPS_HAVE_NO_SIDE_BY_SIDE)
     for clip in report.clips:
@@ -229,6 +228,7 @@ def print_scaled(scaled, write: WriteSettings, log) -> bool:
     out = write.out
     for location in scaled.written:
         typer.echo(f"wrote {location}")
+    say_lost(scaled.lost, write.fmt, log)
     if write.side_by_side and scaled.frames:
         log(CLIPS_HAVE_NO_SIDE_BY_SIDE)
     for _, reason in scaled.failed:
@@ -243,6 +243,12 @@ def print_scaled(scaled, write: WriteSettings, log) -> bool:
     if scaled.stopped:
         raise fail(scaled.stopped)  # the error the CLI gives a full disk, last, as the line to act on
     return bool(scaled.failed)
+
+
+def say_lost(lost: dict[str, list], fmt: str, log) -> None:
+    """What the output format could not hold of the photos, said once for each thing lost, on either engine."""
+    for loss, photos in lost.items():
+        log(f"{len(photos)} photo(s) " + LOST[loss].format(fmt=fmt))
 
 
 def skipped_line(count: int) -> str:

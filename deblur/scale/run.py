@@ -43,6 +43,7 @@ class ScaleReport:
     stopped: str | None = None  # a full disk, in the CLI's words: the tasks after it were not done
     left: int = 0  # inputs a stopped job did not get to
     raw: list[str] = field(default_factory=list)  # cameras' RAW files in the folders given, left out
+    lost: dict[str, list[str]] = field(default_factory=dict)  # what the format could not hold of photos (lost_in)
 
     @property
     def summary(self) -> str:
@@ -108,6 +109,8 @@ def predict_at_scale(
                 elif row["kind"] == PHOTO:
                     if row["status"] == OK:
                         report.written.append(row["target"])
+                        for loss in filter(None, row["lost"].split(",")):
+                            report.lost.setdefault(loss, []).append(row["source"])
                     elif row["status"] == SKIPPED:
                         report.skipped.append(row["target"])
                     else:

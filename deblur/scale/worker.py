@@ -17,7 +17,7 @@ import numpy as np
 from deblur.console import hide_native_noise
 from deblur.errors import DeblurError, full_disk_message
 from deblur.files import full_disk_named
-from deblur.imageio import decode_photo, encode_photo
+from deblur.imageio import decode_photo, encode_photo, lost_in
 from deblur.min_side import check_min_side
 from deblur.scale import storage
 from deblur.scale.plan import PHOTO, Task
@@ -51,7 +51,8 @@ class WorkerSettings:
 
 class DeblurWorker:
     """Called by the engine with one task as a row (a dict); returns the row with `status`, `reason`, `frames`
-    (a segment's), `seconds` and `settings` (those a `NOT_STARTED` reason concerns, joined by ",")."""
+    (a segment's), `seconds`, `settings` (those a `NOT_STARTED` reason concerns, joined by ",") and `lost` (what
+    the format could not hold of a photo, `deblur.imageio.lost_in`, joined by ",")."""
 
     def __init__(self, settings: WorkerSettings) -> None:
         # TensorFlow's start-up lines, filtered out as the CLI does in its own process. Here, not as Ray's process
@@ -77,7 +78,7 @@ class DeblurWorker:
     def __call__(self, row: dict) -> dict:
         task = Task(**{name: row[name] for name in Task.__dataclass_fields__})
         started = time.perf_counter()
-        done = {"status": OK, "reason": "", "frames": 0, "seconds": 0.0, "settings": ""}
+        done = {"status": OK, "reason": "", "frames": 0, "seconds": 0.0, "settings": "", "lost": ""}
         if not self.settings.write.overwrite and storage.exists(task.target):
             # done by an earlier attempt at this task's block (the engine runs a dead worker's block again)
             return {**row, **done, "status": SKIPPED}
@@ -88,7 +89,7 @@ class DeblurWorker:
             return {**row, **done, "status": NO_ROOM, "reason": self.no_room}
         try:
             if task.kind == PHOTO:
-                self.photo(task)
+                done["lost"] = ",".join(self.photo(task))
             else:
                 done["frames"] = self.segment(task)
         except VideoReadError as err:
@@ -103,7 +104,8 @@ class DeblurWorker:
             return {**row, **done, "status": FAILED, "reason": reason}
         return {**row, **done, "seconds": time.perf_counter() - started}
 
-    def photo(self, task: Task) -> None:
+    def photo(self, task: Task) -> list[str]:
+        """Deblur one photo into its output; what its format could not hold of it."""
         write = self.settings.write
         photo = decode_photo(
             io.BytesIO(storage.read_bytes(task.source)), task.source, max_pixels=self.settings.max_pixels
@@ -119,6 +121,7 @@ class DeblurWorker:
             target = f"{stem}_side_by_side{dot}{suffix}{mark}{query}"
             storage.write_bytes(target, encode_photo(pair, photo, write.photo))
         storage.write_bytes(task.target, encode_photo(restored, photo, write.photo))
+        return lost_in(write.fmt, photo)
 
     def segment(self, task: Task) -> int:
         clip, times = self.clip(task.source)
