@@ -204,6 +204,13 @@ def test_format_and_ensemble_options(client, model, tmp_path):
     assert post(client, data, format="gif").status_code == 422
 
 
+def test_what_the_format_cannot_hold_is_said_in_a_header(client):
+    rgb = np.asarray(photo())
+    data = png_bytes(Image.fromarray(np.dstack([rgb, np.full(rgb.shape[:2], 128, np.uint8)])))
+    assert post(client, data, format="jpg").headers["x-deblur-lost"] == "transparency"
+    assert "x-deblur-lost" not in post(client, data, format="webp").headers  # webp keeps it
+
+
 def test_strength_blends_the_photo_and_predicts_output(client, model, tmp_path):
     data = png_bytes(photo())
     source = tmp_path / "photo.png"
@@ -365,7 +372,8 @@ def test_cross_origin_requests_are_refused_unless_allowed(client, model):
         assert response.status_code == 200
         assert response.headers["access-control-allow-origin"] == "http://elsewhere.example"
         exposed = response.headers["access-control-expose-headers"].lower()
-        assert all(name.lower() in exposed for name in ("X-Deblur-Way", "X-Deblur-Seconds"))  # a script reads them
+        read = ("X-Deblur-Way", "X-Deblur-Seconds", "X-Deblur-Lost")
+        assert all(name.lower() in exposed for name in read)  # a script reads them
         preflight = allowed.options(
             "/v1/jobs/any",
             headers={"origin": "http://elsewhere.example", "access-control-request-method": "DELETE"},

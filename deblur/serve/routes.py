@@ -54,7 +54,7 @@ ERRORS = {
 Ensemble = Literal["1", "2", "4", "8"]
 Format = Literal["png", "jpg", "webp"]
 # What the answer to /v1/deblur says beside the image (`deblur.serve.app` lets allowed origins read them).
-ANSWER_HEADERS = ("X-Deblur-Seconds", "X-Deblur-Way")
+ANSWER_HEADERS = ("X-Deblur-Seconds", "X-Deblur-Way", "X-Deblur-Lost")
 OPTIONS = ("ensemble", "format", "strength", "method")  # as query parameters or as multipart fields beside the photo
 
 
@@ -223,6 +223,8 @@ async def deblur(
         "X-Deblur-Seconds": f"{result.seconds:.3f}",
         "X-Deblur-Way": result.way,
     }
+    if result.lost:  # what the chosen format could not hold: "transparency" (flattened onto white), "depth"
+        headers["X-Deblur-Lost"] = ",".join(result.lost)
     return Response(result.body, media_type=result.media_type, headers=headers)
 
 

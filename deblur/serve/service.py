@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from deblur.imageio import check_format_holds, decode_photo, encode_photo, peek_photo
+from deblur.imageio import check_format_holds, decode_photo, encode_photo, lost_in, peek_photo
 from deblur.inference import Deblurrer
 from deblur.min_side import check_min_side
 from deblur.serve.limits import Limits
@@ -35,6 +35,7 @@ class Deblurred:
     width: int
     height: int
     way: str  # which way the photo went (`deblur.ways`)
+    lost: tuple[str, ...] = ()  # what the format could not hold of the photo (`deblur.imageio.lost_in`)
 
 
 class DeblurService:
@@ -76,7 +77,8 @@ class DeblurService:
         seconds = time.perf_counter() - started
         if width * height >= RATE_SHAPE[0] * RATE_SHAPE[1]:
             self.seconds_per_megapixel = seconds / (width * height / 1e6) / ensemble
-        return Deblurred(body, MEDIA_TYPES[fmt], seconds, width, height, self.deblurrer.way(method).name)
+        way = self.deblurrer.way(method).name
+        return Deblurred(body, MEDIA_TYPES[fmt], seconds, width, height, way, tuple(lost_in(fmt, photo)))
 
     def expected_seconds(self, width: int, height: int, ensemble: int = 1) -> float | None:
         """How long a photo of this size is expected to take, from the measured speed (None before any)."""

@@ -119,6 +119,7 @@ async function deblur(item) {
     response.getResponseHeader("X-Deblur-Seconds"),
     response.getResponseHeader("X-Deblur-Way"),
     file,
+    lostIn(response.getResponseHeader("X-Deblur-Lost"), format),
   );
 }
 
@@ -293,7 +294,19 @@ async function serverCopy(file) {
   return response.ok ? URL.createObjectURL(await response.blob()) : null;
 }
 
-function showResult(card, beforeUrl, afterUrl, name, seconds, way, file = null) {
+// What the chosen format could not hold of the photo (`X-Deblur-Lost`: deblur.imageio.lost_in), said after the time.
+function lostIn(header, format) {
+  const said = {
+    transparency: "its transparency flattened onto white",
+    depth: "its 16 bits written as 8",
+  };
+  const lost = (header || "").split(",").filter((loss) => said[loss]).map((loss) => said[loss]);
+  if (!lost.length) return "";
+  const named = { jpg: "JPEG", webp: "WebP" }[format] || format.toUpperCase();
+  return `; ${lost.join(" and ")} in ${named} (PNG keeps ${lost.length > 1 ? "them" : "it"})`;
+}
+
+function showResult(card, beforeUrl, afterUrl, name, seconds, way, file = null, lost = "") {
   const before = $(".before", card);
   const after = $(".after", card);
   before.onerror = async () => {
@@ -307,7 +320,8 @@ function showResult(card, beforeUrl, afterUrl, name, seconds, way, file = null) 
   link.href = afterUrl;
   link.download = name;
   const how = WAYS[way] ? ` ${WAYS[way]}` : "";
-  $(".timing", card).textContent = seconds ? `deblurred${how} in ${Number(seconds).toFixed(1)} s on the server` : "";
+  const timing = seconds ? `deblurred${how} in ${Number(seconds).toFixed(1)} s on the server` : "";
+  $(".timing", card).textContent = timing + lost;
   $(".result", card).hidden = false;
   setState(card, "done", "done", 100);
   wireSlider(card);
