@@ -208,3 +208,12 @@ def test_a_folder_of_one_pair_lists_its_problem_once(tmp_path):
     (tmp_path / "sharp" / "000.png").write_bytes(b"not an image")
     with pytest.raises(DatasetError, match=r"has 1 problem\(s\)"):
         preflight(tmp_path, 32)
+
+
+def test_a_share_of_a_few_holds_out_one_and_leaves_one_to_train_on():
+    from deblur.data.pairs import held_out_count
+
+    # rounded alone, 0.1 of 2 to 5 photos held out none, and validation scored another blur of a trained photo
+    assert [held_out_count(items, 0.1) for items in (1, 2, 5, 6, 14, 15, 100)] == [0, 1, 1, 1, 1, 2, 10]
+    assert held_out_count(5, 0.0) == 0  # none asked for
+    assert held_out_count(2, 0.99) == 1 and held_out_count(3, 0.99, fewest=3) == 1  # training keeps its share

@@ -277,6 +277,19 @@ def test_photos_refused_by_their_headers_are_named_before_any_pair_is_made(tmp_p
     assert not (tmp_path / "pairs").exists()
 
 
+def test_a_few_photos_hold_one_out_and_one_photo_says_validation_scores_it(tmp_path):
+    src = make_photos(tmp_path / "photos", names=("astronaut", "camera", "coffee"))
+    recipe = SynthConfig(pairs_per_photo=1)
+    out = synthesize_pairs(src, tmp_path / "three", recipe, progress=False, log=lambda _: None).out
+    assert len(list((out / "test").iterdir())) == 1 and len(list((out / "train").iterdir())) == 2
+    said = []
+    one = make_photos(tmp_path / "one", names=("camera",))
+    synthesize_pairs(one, tmp_path / "alone", recipe, progress=False, log=said.append)
+    assert said[-1].endswith(
+        "(0 photo(s) held out in test/; validation scores the one photo's own pairs: give two or more to hold one out)"
+    )
+
+
 def test_max_side_scales_down(tmp_path):
     src = make_photos(tmp_path / "photos", names=("camera",))
     out = synthesize_pairs(src, tmp_path / "pairs", SynthConfig(pairs_per_photo=1), max_side=80, log=lambda _: None)

@@ -86,6 +86,17 @@ def test_each_pair_is_written_as_it_is_made_and_the_held_out_ones_are_the_last(t
             assert np.array_equal(sharp, frames[7 * window + 3])
 
 
+def test_a_clip_of_a_few_windows_holds_the_last_one_out(tmp_path):
+    folder = tmp_path / "frames"
+    folder.mkdir()
+    rng = np.random.default_rng(3)
+    for index in range(7 * 4):
+        Image.fromarray(rng.integers(0, 256, (16, 20, 3), dtype=np.uint8)).save(folder / f"{index:03d}.png")
+    recipe = WindowRecipe(min_frames=7, max_frames=7)  # 0.1 of 4 windows: had been rounded to none
+    report = pairs_from_video(folder, tmp_path / "pairs", recipe, fps=240, progress=False, log=lambda _: None)
+    assert (report.train_pairs, report.val_pairs) == (2, 1)  # one left out between
+
+
 def test_a_low_frame_rate_warns_of_ghosts(tmp_path):
     clip = make_clip(tmp_path / "clip.mp4", frames=30, fps=30, audio=False)
     messages = []

@@ -36,7 +36,7 @@ from PIL import Image
 
 from deblur.config import SynthConfig, load_config
 from deblur.console import progress_bar
-from deblur.data.pairs import DatasetError, problem_listing
+from deblur.data.pairs import DatasetError, held_out_count, problem_listing
 from deblur.data.writer import write_pairs
 from deblur.errors import Interrupted, SettingError
 from deblur.files import (
@@ -102,7 +102,7 @@ def synthesize_pairs(
         log(f"left out {raw_files(raw)}")
     names = _sequence_names(src, photos)
     order = np.random.default_rng(synth.photo_seed).permutation(len(photos))
-    held_out = round(len(photos) * val_fraction) if len(photos) > 1 else 0
+    held_out = held_out_count(len(photos), val_fraction)
     val_indices = set(order[:held_out].tolist())
     # A kernel must be small against the photo; with log_length it never passes 12% of the photo's long side.
     min_side = int(np.ceil(synth.min_length if synth.log_length else synth.max_length)) * 4
@@ -151,7 +151,10 @@ def synthesize_pairs(
             )
         _finish_work(work, out, set(folders))
     report = SynthReport(out, len(photos) - held_out, held_out, len(photos) * synth.pairs_per_photo)
-    log(f"wrote {report.pairs} pairs from {len(photos)} photos to {out} ({held_out} photo(s) held out in test/)")
+    alone = "; validation scores the one photo's own pairs: give two or more to hold one out" if len(photos) == 1 else ""
+    log(
+        f"wrote {report.pairs} pairs from {len(photos)} photos to {out} ({held_out} photo(s) held out in test/{alone})"
+    )
     return report
 
 

@@ -22,6 +22,7 @@ from pathlib import Path
 import numpy as np
 from PIL import Image
 
+from deblur.data.pairs import held_out_count
 from deblur.files import atomic_write_text, start_work
 
 PARTS_FORMAT = 1  # the work folder's layout and the windows' recipe: another version's parts start over
@@ -131,7 +132,7 @@ def _save_png(image: np.ndarray, path: Path) -> None:
 
 def finish_work(work: Path, out: Path, name: str, windows: int, val_fraction: float) -> tuple[int, int]:
     """The pairs put in their splits and `work` renamed to `out`; the pairs' count in each split."""
-    held = int(round(windows * val_fraction)) if windows > 2 else 0
+    held = held_out_count(windows, val_fraction, fewest=3)  # one to train on, one left out between
     train = range(windows - held - 1) if held else range(windows)  # one window between: no near-duplicates
     val = range(windows - held, windows) if held else range(0)
     staged = work / ".windows"
