@@ -79,7 +79,12 @@ def synth(
         ),
     ] = None,
     val_fraction: Annotated[
-        float, typer.Option(min=0.0, max=0.99, help="Share of the photos held out in test/ for validation (at least one of two or more).")
+        float,
+        typer.Option(
+            min=0.0,
+            max=0.99,
+            help="Share of the photos held out in test/ for validation (at least one of two or more).",
+        ),
     ] = 0.1,
     max_side: Annotated[
         int | None, typer.Option(min=16, help="Scale photos down to this longer side first (e.g. 1280).")
@@ -129,7 +134,12 @@ def from_video(
         typer.Option(min=0.0, max=1.0, help="Skip windows whose first and last frames differ less (mean, 0-1)."),
     ] = _WINDOWS.min_motion,
     val_fraction: Annotated[
-        float, typer.Option(min=0.0, max=0.99, help="Share of the windows, the last in time, held out in test/ (at least one of three or more).")
+        float,
+        typer.Option(
+            min=0.0,
+            max=0.99,
+            help="Share of the windows, the last in time, held out in test/ (at least one of three or more).",
+        ),
     ] = _WINDOWS.val_fraction,
     seed: Annotated[int, typer.Option(help="Makes the window lengths reproducible.")] = _WINDOWS.seed,
     fps: Annotated[

@@ -151,10 +151,9 @@ def synthesize_pairs(
             )
         _finish_work(work, out, set(folders))
     report = SynthReport(out, len(photos) - held_out, held_out, len(photos) * synth.pairs_per_photo)
-    alone = "; validation scores the one photo's own pairs: give two or more to hold one out" if len(photos) == 1 else ""
-    log(
-        f"wrote {report.pairs} pairs from {len(photos)} photos to {out} ({held_out} photo(s) held out in test/{alone})"
-    )
+    alone = "; validation scores the one photo's own pairs: give two or more to hold one out"
+    alone = alone if len(photos) == 1 else ""
+    log(f"wrote {report.pairs} pairs from {len(photos)} photos to {out} ({held_out} photo(s) held out in test/{alone})")
     return report
 
 
