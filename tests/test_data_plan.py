@@ -54,3 +54,17 @@ def test_a_profile_step_the_run_never_reaches_is_refused_before_the_run_folder(t
     last = smoke_config(*sets[:-1], "train.profile_batch=6")
     plan = plan_data(last, 2, progress=False, log=print, on_checked=lambda: checked.append(True))
     assert checked == [True] and plan.total_steps == 6
+
+
+def test_a_held_out_pair_training_has_too_is_warned_of(tmp_path):
+    import shutil
+
+    data = make_flat_dataset(tmp_path / "data", count=10)
+    for kind in ("blur", "sharp"):  # the held-out 10th pair, a copy of the first
+        shutil.copy(data / kind / "000.png", data / kind / "009.png")
+    messages = []
+    plan_data(smoke_config(f"data.root={data}"), 1, progress=False, log=messages.append, on_checked=lambda: None)
+    assert messages[-1] == (
+        "warning: 1 held-out pair(s) have a training pair's sharp photo, so validation scores what training saw: "
+        f"{data / 'sharp' / '009.png'} is {data / 'sharp' / '000.png'}"
+    )

@@ -92,6 +92,16 @@ def seen_in_training(train: list[Pair], held_out: list[Pair]) -> list[tuple[Path
     return seen
 
 
+def seen_line(seen: list[tuple[Path, Path]]) -> str:
+    """The warning of `seen_in_training`'s pairs, as data check and train give it."""
+    named = ", ".join(f"{held} is {trained}" for held, trained in seen[:3])
+    more = f", and {len(seen) - 3} more" if len(seen) > 3 else ""
+    return (
+        f"warning: {len(seen)} held-out pair(s) have a training pair's sharp photo, so validation scores what "
+        f"training saw: {named}{more}"
+    )
+
+
 def _size(path: Path) -> int | None:
     try:
         return path.stat().st_size
@@ -115,12 +125,7 @@ def format_summary(summary: DataSummary) -> str:
     if summary.deconvolved:
         lines.append(f"  deconvolutions for the kernel-aware network beside {summary.deconvolved} pair(s)")
     if summary.seen:
-        named = ", ".join(f"{held} is {trained}" for held, trained in summary.seen[:3])
-        more = f", and {len(summary.seen) - 3} more" if len(summary.seen) > 3 else ""
-        lines.append(
-            f"  warning: {len(summary.seen)} held-out pair(s) have a training pair's sharp photo, so validation "
-            f"scores what training saw: {named}{more}"
-        )
+        lines.append(f"  {seen_line(summary.seen)}")
     if summary.problems:
         lines.append(f"  {len(summary.problems)} problem(s):")
         lines.append(problem_listing(summary.problems))

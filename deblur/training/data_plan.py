@@ -8,6 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from deblur.config import Config
+from deblur.data.check import seen_in_training, seen_line
 from deblur.data.demo import ensure_demo_dataset
 from deblur.data.pairs import Pair, check_deconvolved, check_not_held_out, preflight, without_deconvolved
 from deblur.errors import SettingError
@@ -54,6 +55,8 @@ def plan_data(
         f"data: {root} ({splits.layout} layout): {len(splits.train)} training pairs, {len(val_pairs)} "
         f"validation; global batch {global_batch} = {data.batch_size} per replica x {replicas} replica(s)"
     )
+    if seen := seen_in_training(splits.train, splits.held_out):
+        log(seen_line(seen))
     return DataPlan(splits.train, val_pairs, skipped, global_batch, steps_per_epoch, last)
 
 
