@@ -385,7 +385,7 @@ def write_photo(path: str | Path, rgb: np.ndarray, like: Photo, options: WriteOp
     options = WriteOptions(options) if isinstance(options, str) else options
     path = Path(path)
     with atomic_path(path, suffix=path.suffix) as tmp:
-        if like.sixteen_bit and not like.grayscale and options.fmt == "tiff":
+        if _deep_colour(like) and options.fmt == "tiff":
             icc = None if options.strip_metadata else like.icc
             write_tiff16(Path(tmp), _deep_pixels(rgb, like), icc)
         else:
@@ -396,7 +396,7 @@ def encode_photo(rgb: np.ndarray, like: Photo, options: WriteOptions | str = "pn
     """The file `write_photo` would write, as bytes (a 16-bit colour TIFF as 8 bits: tifffile writes to files)."""
     options = WriteOptions(options) if isinstance(options, str) else options
     metadata = {} if options.strip_metadata or options.fmt not in METADATA_FORMATS else _metadata(like)
-    if like.sixteen_bit and not like.grayscale and options.fmt == "png":
+    if _deep_colour(like) and options.fmt == "png":
         return encode_png16(_deep_pixels(rgb, like), metadata.get("icc_profile"), metadata.get("exif"))
     buffer = io.BytesIO()
     extra = {"quality": options.quality or DEFAULT_QUALITY} if options.fmt in LOSSY_FORMATS else {}
@@ -438,7 +438,15 @@ def _metadata(like: Photo) -> dict:
     return {key: value for key, value in (("exif", like.exif), ("icc_profile", like.icc)) if value}
 
 
+def _deep_colour(like: Photo) -> bool:
+    """Whether `like` is written at 16 bits by `deblur.photo16`, in colour: 16-bit colour, and 16-bit grayscale with
+    alpha (Pillow holds no 16-bit gray with alpha: it had been written without its alpha)."""
+    return like.sixteen_bit and (not like.grayscale or like.alpha is not None)
+
+
 def _deep_pixels(rgb: np.ndarray, like: Photo) -> np.ndarray:
+    if like.grayscale:  # its three channels equal, as the grayscale photo's
+        rgb = np.repeat(rgb.mean(axis=-1, keepdims=True), 3, axis=-1)
     pixels = np.round(np.clip(rgb, 0.0, 1.0) * 65535).astype(np.uint16)
     if like.alpha is not None:
         alpha = np.round(like.alpha * 65535).astype(np.uint16)[:, :, None]

@@ -189,6 +189,24 @@ def test_float_tiffs_as_raw_developers_export_them_are_read_with_1_as_white_and_
         read_photo(tmp_path / "dev.tif", max_pixels=500)
 
 
+@pytest.mark.parametrize("fmt", ["png", "tiff"])
+def test_a_sixteen_bit_gray_photos_transparency_is_kept_at_16_bits(tmp_path, fmt):
+    # a float gray + alpha TIFF (a RAW developer's export): Pillow holds no 16-bit gray with alpha, and the alpha
+    # had been left out; it is written as 16-bit RGBA, its three channels equal
+    import tifffile
+
+    rng = np.random.default_rng(0)
+    gray_alpha = rng.random((20, 30, 2)).astype(np.float32)
+    tifffile.imwrite(tmp_path / "ga.tif", gray_alpha, photometric="minisblack", extrasamples=[2])
+    photo = read_photo(tmp_path / "ga.tif")
+    assert photo.grayscale and photo.sixteen_bit and photo.alpha is not None
+    write_photo(tmp_path / f"out.{fmt}", photo.rgb, photo, WriteOptions(fmt))
+    again = read_photo(tmp_path / f"out.{fmt}")
+    assert again.sixteen_bit and again.alpha is not None
+    np.testing.assert_allclose(again.alpha, gray_alpha[:, :, 1], atol=1 / 65535)
+    np.testing.assert_allclose(again.rgb, np.repeat(gray_alpha[:, :, :1], 3, axis=-1), atol=1 / 65535)
+
+
 def test_an_animation_is_refused_by_name(tmp_path):
     frames = [Image.fromarray(np.roll(photo_pixels(), shift, axis=1)).convert("P") for shift in (0, 5, 10)]
     frames[0].save(tmp_path / "moving.gif", save_all=True, append_images=frames[1:])
