@@ -128,6 +128,11 @@ def file_stamp(path: Path) -> list[int]:
     return [stat.st_size, stat.st_mtime_ns]
 
 
+def side_by_side_path(output: Path) -> Path:
+    """Where predict's `--side-by-side` of `output` goes: <name>_side_by_side, in its format."""
+    return output.with_name(f"{output.stem}_side_by_side{output.suffix}")
+
+
 def work_folder(output: Path) -> Path:
     """The hidden folder beside `output` where a resumable job (a clip, synth's or from-video's pairs) keeps what it
     finished until `output` is whole."""

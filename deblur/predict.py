@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Protocol
 import numpy as np
 
 from deblur.errors import DeblurError, Interrupted, NothingFoundError, OutputExistsError, SettingError
-from deblur.files import check_folder, refuse_existing, work_folder
+from deblur.files import check_folder, refuse_existing, side_by_side_path, work_folder
 from deblur.imageio import (
     DEFAULT_MAX_PIXELS,
     READ_SUFFIXES,
@@ -204,14 +204,9 @@ def output_paths(
 
 
 def _finished(item: Input, write: WriteSettings) -> bool:
-    """Whether the output is there whole, with a photo's side-by-side when one is asked for (files appear
-    atomically, so one that is there is whole)."""
-    pair = _side_by_side(item.target)
-    return item.target.exists() and (item.kind == "video" or not write.side_by_side or pair.exists())
-
-
-def _side_by_side(target: Path) -> Path:
-    return target.with_name(f"{target.stem}_side_by_side{target.suffix}")
+    """Whether the output is there whole, with its side-by-side when one is asked for (files appear atomically,
+    so one that is there is whole)."""
+    return item.target.exists() and (not write.side_by_side or side_by_side_path(item.target).exists())
 
 
 def deblur_photos(
@@ -297,9 +292,10 @@ def predict_clip(
     progress: Progress | None = None,
     log: Callable[[str], None] = print,
 ) -> ClipReport:
-    """Deblur one clip into its output, resumably (deblur.video.predict); an output there already raises
-    OutputExistsError unless `write` allows overwriting."""
-    video = VideoOptions(encoding=write.encoding, max_pixels=max_pixels, strip_metadata=write.strip_metadata)
+    """Deblur one clip into its output (and its side-by-side), resumably (deblur.video.predict); an output there
+    already raises OutputExistsError unless `write` allows overwriting."""
+    strip, side_by_side = write.strip_metadata, write.side_by_side
+    video = VideoOptions(write.encoding, max_pixels, strip_metadata=strip, side_by_side=side_by_side)
     return deblur_clip(item.source, item.target, deblurrer, video, progress, log, overwrite=write.overwrite)
 
 
@@ -314,7 +310,7 @@ def predict_one(
     """Deblur one photo file into its output (and its side-by-side); returns the output. An input that cannot be
     used raises ImageReadError naming it, an existing output OutputExistsError; nothing is written for it.
     `on_lost` is told what of the photo its output format cannot hold (`lost_in`), and the photo."""
-    target, pair_target = item.target, _side_by_side(item.target)
+    target, pair_target = item.target, side_by_side_path(item.target)
     for output in (target, pair_target) if write.side_by_side else (target,):
         refuse_existing(output, overwrite=write.overwrite)
     photo = read_photo(item.source, max_pixels=max_pixels)

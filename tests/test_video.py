@@ -636,18 +636,67 @@ def test_a_clip_over_the_pixel_limit(model, tmp_path):
     assert not (tmp_path / "out").exists() or os.listdir(tmp_path / "out") == []
 
 
-def test_clips_are_known_by_content_found_in_folders_and_get_no_side_by_side(model, tmp_path):
+def test_clips_are_known_by_content_found_in_folders(model, tmp_path):
     folder = tmp_path / "in"
     folder.mkdir()
     make_clip(folder / "a.mov", frames=2, audio=False)
     make_clip(folder / "clip.mp4", frames=2, audio=False).rename(folder / "nameless")  # only its content says so
     assert probe_clip(folder / "nameless").frames == 2
-    result = predict(
-        folder, folder / "nameless", "--model", model, "--out", tmp_path / "out", "--side-by-side", quiet=False
-    )
+    result = predict(folder, folder / "nameless", "--model", model, "--out", tmp_path / "out")
     assert result.exit_code == 0, result.output
     assert sorted(os.listdir(tmp_path / "out")) == ["a.mov", "nameless.mp4"]
-    assert "--side-by-side is made for photos: the clips have none" in result.output  # had been silent
+
+
+def test_a_clips_side_by_side_is_blurry_beside_deblurred_as_a_player_shows_it_with_its_audio(model, tmp_path):
+    # a phone's upright clip is stored on its side and turned by the player: its halves are stacked in storage
+    source = make_clip(tmp_path / "clip.mp4", frames=6, fps=10, rotation=90)
+    result = predict(source, "--model", model, "--out", tmp_path / "out", "--side-by-side", quiet=False)
+    assert result.exit_code == 0, result.output
+    assert sorted(os.listdir(tmp_path / "out")) == ["clip.mp4", "clip_side_by_side.mp4"]  # no work folder left
+    pair, alone = facts(tmp_path / "out" / "clip_side_by_side.mp4"), facts(tmp_path / "out" / "clip.mp4")
+    width, height = alone["size"]
+    assert pair == {**alone, "size": (width, 2 * height)}  # frames, timestamps, rotation, audio
+    for blurry, deblurred, both in zip(
+        pixels(source),
+        pixels(tmp_path / "out" / "clip.mp4"),
+        pixels(tmp_path / "out" / "clip_side_by_side.mp4"),
+        strict=True,
+    ):
+        top, bottom = both[:height].astype(int), both[height:].astype(int)  # left and right, turned
+        # encoded once more (noise encodes poorly: 2 to 7 levels); this model changes the frames by 60 levels
+        assert np.abs(top - blurry).mean() < 10 and np.abs(bottom - deblurred).mean() < 10
+        assert np.abs(top - deblurred).mean() > 30
+    again = predict(source, "--model", model, "--out", tmp_path / "out", "--side-by-side")
+    assert again.exit_code == 0 and "1 skipped" in again.output  # both there: done
+
+
+def test_a_side_by_side_frame_shows_blurry_on_the_left_however_the_player_turns_the_clip():
+    from deblur.video.predict import side_by_side_frame
+
+    blurry, deblurred = np.zeros((2, 3, 3)), np.ones((2, 3, 3))
+    for rotation in (0, 90, 180, 270, -90):
+        both = side_by_side_frame(blurry, deblurred, rotation)
+        shown = np.rot90(both, rotation // 90)  # as the player turns it, counter-clockwise
+        assert shown.shape == (2, 6, 3) if rotation % 180 == 0 else (3, 4, 3)
+        half = shown.shape[1] // 2
+        assert (shown[:, :half] == 0).all() and (shown[:, half:] == 1).all(), rotation
+
+
+def test_a_side_by_side_stopped_midway_resumes_with_its_clip(model, tmp_path):
+    source = make_clip(tmp_path / "clip.mp4", frames=12, fps=10, audio=False)
+    deblurrer = load_deblurrer(model, precision="float32")
+    options = VideoOptions(segment_seconds=0.3, side_by_side=True)  # segments of 3 frames: 4 of them
+    target = tmp_path / "out" / "clip.mp4"
+    with pytest.raises(KeyboardInterrupt):
+        deblur_clip(source, target, Interrupting(deblurrer, calls=2), options, log=lambda _: None)
+    pair = tmp_path / "out" / "clip_side_by_side.mp4"
+    assert not target.exists() and not pair.exists()
+    assert sorted(path.name for path in work_folder(pair).iterdir()) == ["00000.mp4", "00001.mp4", "job.json"]
+    (work_folder(pair) / "00001.mp4").unlink()  # as if stopped between a segment and its side-by-side
+    report = deblur_clip(source, target, deblurrer, options, log=lambda _: None)
+    assert report.resumed_frames == 3  # the segment whose side-by-side is missing is made again
+    assert len(pixels(pair)) == 12 and facts(pair)["size"] == (2 * 64, 48)
+    assert not work_folder(target).exists() and not work_folder(pair).exists()
 
 
 @pytest.mark.parametrize("gop", [7, None])

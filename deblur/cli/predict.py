@@ -106,7 +106,11 @@ KeepExtension = Annotated[
     ),
 ]
 SideBySide = Annotated[
-    bool, typer.Option("--side-by-side", help="Also write <name>_side_by_side of each photo: blurry | deblurred.")
+    bool,
+    typer.Option(
+        "--side-by-side",
+        help="Also write <name>_side_by_side of each photo and clip: blurry | deblurred (clips: not with --engine).",
+    ),
 ]
 Overwrite = Annotated[bool, typer.Option("--overwrite", help="Replace existing outputs.")]
 CodecOption = Annotated[
@@ -196,7 +200,8 @@ LOST = {  # what is said of the photos whose output format could not hold all of
     "transparency": "had transparency, which {fmt} cannot hold: flattened onto white (png, webp and tiff keep it)",
     "depth": "had 16 bits a channel, which {fmt} holds 8 of: written in 8 bits (png and tiff keep 16)",
 }
-CLIPS_HAVE_NO_SIDE_BY_SIDE = "--side-by-side is made for photos: the clips have none"
+# A clip's segments are the engine's workers' (`deblur.scale`), which make the clip alone.
+CLIPS_HAVE_NO_SIDE_BY_SIDE = "--side-by-side of clips is made without --engine: the clips have none"
 
 
 def print_report(report, write: WriteSettings, log) -> bool:
@@ -204,8 +209,6 @@ def print_report(report, write: WriteSettings, log) -> bool:
     for path in report.written:
         typer.echo(f"wrote {path}")
     say_lost(report.lost, write.fmt, log)
-    if write.side_by_side and report.clips:
-        log(CLIPS_HAVE_NO_SIDE_BY_SIDE)
     for clip in report.clips:
         resumed = f" ({clip.resumed_frames} done before)" if clip.resumed_frames else ""
         speed = f", {clip.frames_per_second:.2f} frames/s" if clip.frames > clip.resumed_frames else ""

@@ -8,18 +8,32 @@ The output appears only complete (temporary name, then rename); the work folder 
 
     OUT/.<name>.parts/job.json        what the parts were made with: other settings start over
     OUT/.<name>.parts/00000.mp4 ...   finished segments
+
+With `side_by_side`, `<name>_side_by_side` (blurry | deblurred, as a player shows the clip) is made beside it from the
+same frames, in segments of its own (`OUT/.<name>_side_by_side.parts/`); a segment counts as finished when both are.
 """
 
 from __future__ import annotations
 
+import contextlib
+import os
 import shutil
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
-from deblur.files import full_disk_named, one_run_at_a_time, refuse_existing, start_work, work_folder
+import numpy as np
+
+from deblur.files import (
+    full_disk_named,
+    one_run_at_a_time,
+    refuse_existing,
+    side_by_side_path,
+    start_work,
+    work_folder,
+)
 from deblur.imageio import DEFAULT_MAX_PIXELS
 from deblur.video.clips import Clip, Frame, VideoReadError, frames_per_segment, probe_clip, read_frames
 from deblur.video.encode import Encoding, JoinReport, SegmentWriter, join_segments, pixel_format
@@ -47,6 +61,7 @@ class VideoOptions:
     max_pixels: int = DEFAULT_MAX_PIXELS  # per frame
     segment_seconds: float = SEGMENT_SECONDS
     strip_metadata: bool = False  # leave out the clip's tags (when and where it was recorded, the camera)
+    side_by_side: bool = False  # also <name>_side_by_side: blurry | deblurred
 
 
 @dataclass
@@ -85,19 +100,31 @@ def deblur_clip(
     Without `overwrite`, a `target` that exists raises OutputExistsError, one that another run finished while this
     one was reading the clip included."""
     started = time.perf_counter()
-    refuse_existing(target, overwrite=overwrite)
+    pair = side_by_side_path(target) if options.side_by_side else None
+    outputs = (target, pair) if pair else (target,)
+    for output in outputs:
+        refuse_existing(output, overwrite=overwrite)
     clip = probe_clip(source, max_pixels=options.max_pixels, name=name)
     notes = clip_notes(clip, options.encoding)
     if deblurrer.method != "network":
         deblurrer, note = deblurrer.for_clips()
         notes += [note] if note else []
     work = work_folder(target)
+    pair_work = work_folder(pair) if pair else None
     per_segment = frames_per_segment(clip, options.segment_seconds)
     job = clip_job(clip, deblurrer.identity(), options, per_segment)
     # A segment's temporary name, in a hidden folder and gone once abandoned, would not say which output had no room.
-    with one_run_at_a_time(work, target, "out"), full_disk_named(target, work):
-        refuse_existing(target, overwrite=overwrite)  # again, with the lock held: the run that held it may be done
+    with (
+        one_run_at_a_time(work, target, "out"),
+        full_disk_named(target, work),
+        full_disk_named(pair, pair_work) if pair else contextlib.nullcontext(),
+    ):
+        for output in outputs:  # again, with the lock held: the run that held it may be done
+            refuse_existing(output, overwrite=overwrite)
         done = finished_segments(work, job, log)
+        if pair_work:  # a segment is done where its side-by-side is too
+            done_pairs = {path.name for path in finished_segments(pair_work, job, log)}
+            done = {path for path in done if path.name in done_pairs}
         resumed = min(len(done) * per_segment, clip.frames or 0)
         on_frames = progress.clip(source.name, clip.frames, resumed) if progress else (lambda _: None)
         writer = _Segments(clip, deblurrer, options, on_frames)
@@ -114,20 +141,31 @@ def deblur_clip(
                     segments.append(work / f"{index:05d}{target.suffix}")
                     writer.close_segment()
                     if segments[-1] not in done:
-                        writer.open_segment(segments[-1])
+                        writer.open_segment(segments[-1], pair_work / segments[-1].name if pair_work else None)
                 writer.add(frame)
             writer.close_segment()
             if frames == 0:
                 raise VideoReadError(f"{clip.name}: the video stream has no frames")
+            if pair_work:  # joined first, in its work folder, then put in place with the output
+                joined = pair_work / f".joined{pair.suffix}"
+                pair_segments = [pair_work / path.name for path in segments]
+                # what a join says of the clip's streams, the output's says too: once is enough
+                join_segments(
+                    pair_segments, writer.pair_clip, joined, log=lambda _: None, tags=not options.strip_metadata
+                )
             streams = join_segments(segments, clip, target, log=log, tags=not options.strip_metadata)
+            if pair_work:
+                os.replace(joined, pair)
         except VideoReadError:
             writer.abandon()
-            shutil.rmtree(work, ignore_errors=True)  # a clip that cannot be used leaves nothing behind
+            for folder in (work, pair_work) if pair_work else (work,):
+                shutil.rmtree(folder, ignore_errors=True)  # a clip that cannot be used leaves nothing behind
             raise
         except BaseException:
             writer.abandon()  # Ctrl-C or a failure: the finished segments stay, the one in progress goes
             raise
-    shutil.rmtree(work, ignore_errors=True)
+    for folder in (work, pair_work) if pair_work else (work,):
+        shutil.rmtree(folder, ignore_errors=True)
     resumed = min(len(done) * per_segment, frames)
     return ClipReport(source, target, frames, resumed, time.perf_counter() - started, streams, notes)
 
@@ -158,18 +196,37 @@ def _size_change(frame: Frame, clip: Clip) -> str:
     )
 
 
+def side_by_side_clip(clip: Clip) -> Clip:
+    """The clip `side_by_side_frame`'s frames make: twice as wide as a player shows it."""
+    across = clip.rotation % 180 == 0  # a clip a player turns by 90 degrees is stored on its side
+    return replace(clip, width=clip.width * (2 if across else 1), height=clip.height * (1 if across else 2))
+
+
+def side_by_side_frame(blurry: np.ndarray, deblurred: np.ndarray, rotation: int) -> np.ndarray:
+    """blurry | deblurred as a player shows a clip it turns `rotation` degrees counter-clockwise: frames are stored
+    unturned, so a phone's upright clip (stored on its side) is stacked top and bottom."""
+    turn = rotation % 360
+    first, second = (blurry, deblurred) if turn in (0, 90) else (deblurred, blurry)
+    return np.concatenate([first, second], axis=0 if turn in (90, 270) else 1)
+
+
 class _Segments:
     """Frames into the open segment, as many to a model call as `frames_per_call` allows: memory holds that
-    many frames, whatever the length of a segment or of the clip. Frames of finished segments are passed over."""
+    many frames, whatever the length of a segment or of the clip. Frames of finished segments are passed over.
+    With `options.side_by_side`, each frame also goes into the side-by-side's segment, blurry | deblurred."""
 
     def __init__(self, clip: Clip, deblurrer: Deblurrer, options: VideoOptions, on_frames: Callable[[int], None]):
         self.clip, self.deblurrer, self.options, self.on_frames = clip, deblurrer, options, on_frames
         self.step = deblurrer.frames_per_call(clip.height, clip.width)
         self.writer: SegmentWriter | None = None
+        self.pair_clip = side_by_side_clip(clip) if options.side_by_side else None
+        self.pair_writer: SegmentWriter | None = None
         self.pending: list[Frame] = []
 
-    def open_segment(self, path: Path) -> None:
+    def open_segment(self, path: Path, pair_path: Path | None = None) -> None:
         self.writer = SegmentWriter(path, self.clip, self.options.encoding)
+        if pair_path is not None:
+            self.pair_writer = SegmentWriter(pair_path, self.pair_clip, self.options.encoding)
 
     def add(self, frame: Frame) -> None:
         if self.writer is None:
@@ -183,11 +240,15 @@ class _Segments:
             self._deblur_pending()
             self.writer.close()
             self.writer = None
+        if self.pair_writer is not None:
+            self.pair_writer.close()
+            self.pair_writer = None
 
     def abandon(self) -> None:
-        if self.writer is not None:
-            self.writer.abandon()
-            self.writer = None
+        for writer in (self.writer, self.pair_writer):
+            if writer is not None:
+                writer.abandon()
+        self.writer = self.pair_writer = None
 
     def _deblur_pending(self) -> None:
         if not self.pending:
@@ -195,6 +256,9 @@ class _Segments:
         restored = self.deblurrer.many([frame.rgb for frame in self.pending])
         for frame, image in zip(self.pending, restored, strict=True):
             self.writer.write(image, _pts(frame, self.clip))
+            if self.pair_writer is not None:
+                pair = side_by_side_frame(frame.rgb, image, self.clip.rotation)
+                self.pair_writer.write(pair, _pts(frame, self.clip))
         self.on_frames(len(self.pending))
         self.pending = []
 
