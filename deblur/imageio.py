@@ -33,6 +33,7 @@ from deblur.photo16 import (
     encode_png16,
     float_tiff,
     is_deep_colour,
+    is_deep_gray,
     read_deep_colour,
     read_float_tiff,
     write_tiff16,
@@ -141,7 +142,8 @@ def decode_photo(source: Path | BinaryIO, name: str, *, max_pixels: int = DEFAUL
             if deep:
                 pixels = _turn_like(read_deep_colour(_rewound(source), head), image.getexif().get(ORIENTATION, 1))
                 alpha = pixels[:, :, 3].astype(np.float32) / 65535.0 if pixels.shape[2] == 4 else None
-                photo = Photo(pixels[:, :, :3].astype(np.float32) / 65535.0, alpha, False, True, **metadata)
+                rgb = pixels[:, :, :3].astype(np.float32) / 65535.0
+                photo = Photo(rgb, alpha, is_deep_gray(head), True, **metadata)
             else:
                 photo = _to_photo(turned, name, **metadata)
             photo.icc = _fitting_profile(photo.icc, photo.grayscale)

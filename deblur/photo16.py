@@ -39,10 +39,11 @@ class FloatTiff:
 
 
 def is_deep_colour(path: Path, head: bytes) -> bool:
-    """Whether a file is a 16-bit RGB(A) PNG or TIFF, from its first bytes and, for a TIFF, its tags."""
+    """Whether a file is a 16-bit RGB(A) PNG or TIFF, or a 16-bit gray and alpha PNG (which Pillow opens as 8-bit
+    RGBA), from its first bytes and, for a TIFF, its tags."""
     if head.startswith(PNG_SIGNATURE) and head[12:16] == b"IHDR":
         depth, colour = head[24], head[25]
-        return depth == 16 and colour in (2, 6)  # truecolour, with or without alpha
+        return depth == 16 and colour in (2, 4, 6)  # truecolour, with or without alpha; gray with alpha
     if head[:4] in (b"II*\x00", b"MM\x00*"):
         import tifffile
 
@@ -51,6 +52,11 @@ def is_deep_colour(path: Path, head: bytes) -> bool:
             integers = page.sampleformat != FLOATS  # a 16-bit float TIFF is `float_tiff`'s
             return integers and page.bitspersample == 16 and page.samplesperpixel in (3, 4) and page.photometric == RGB
     return False
+
+
+def is_deep_gray(head: bytes) -> bool:
+    """Whether an `is_deep_colour` file is gray (a PNG of gray and alpha, read as RGBA of equal channels)."""
+    return head.startswith(PNG_SIGNATURE) and head[25] == 4
 
 
 def read_deep_colour(source: Path | BinaryIO, head: bytes) -> np.ndarray:

@@ -207,6 +207,29 @@ def test_a_sixteen_bit_gray_photos_transparency_is_kept_at_16_bits(tmp_path, fmt
     np.testing.assert_allclose(again.rgb, np.repeat(gray_alpha[:, :, :1], 3, axis=-1), atol=1 / 65535)
 
 
+def test_a_sixteen_bit_gray_and_alpha_png_is_read_at_16_bits_as_gray(tmp_path):
+    # Pillow opens it as 8-bit RGBA: it had come out 8-bit colour
+    import struct
+    import zlib
+
+    gray_alpha = (np.random.default_rng(0).random((20, 30, 2)) * 65535).astype(np.uint16)
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+
+    rows = b"".join(b"\x00" + row.astype(">u2").tobytes() for row in gray_alpha)  # filter 0: the row as it is
+    header = struct.pack(">IIBBBBB", 30, 20, 16, 4, 0, 0, 0)  # 16 bits, colour type 4: gray and alpha
+    png = b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", zlib.compress(rows)) + chunk(b"IEND", b"")
+    (tmp_path / "ga.png").write_bytes(png)
+    photo = read_photo(tmp_path / "ga.png")
+    assert photo.grayscale and photo.sixteen_bit
+    np.testing.assert_allclose(photo.rgb * 65535, np.repeat(gray_alpha[:, :, :1], 3, axis=-1), atol=0.5)
+    np.testing.assert_allclose(photo.alpha * 65535, gray_alpha[:, :, 1], atol=0.5)
+    write_photo(tmp_path / "out.png", photo.rgb, photo, WriteOptions("png"))
+    again = read_photo(tmp_path / "out.png")
+    assert again.sixteen_bit and np.abs(again.alpha - photo.alpha).max() < 1 / 65535
+
+
 def test_an_animation_is_refused_by_name(tmp_path):
     frames = [Image.fromarray(np.roll(photo_pixels(), shift, axis=1)).convert("P") for shift in (0, 5, 10)]
     frames[0].save(tmp_path / "moving.gif", save_all=True, append_images=frames[1:])
