@@ -77,3 +77,16 @@ def test_held_out_pairs_that_training_has_too_are_named(tmp_path):
         f"{held / 'sharp' / '000000.png'} is {trained / 'sharp' / '000001.png'}" in result.output
     )
     assert summarize(fake_gopro(tmp_path / "clean", blur_folders=("blur",)), progress=False).seen == []
+
+
+def test_files_alike_at_both_ends_are_told_apart_by_their_middles(tmp_path):
+    from deblur.data.check import SAMPLE, seen_in_training
+    from deblur.data.pairs import Pair
+
+    def pair(name: str, middle: bytes) -> Pair:  # as BMPs of one size are: their headers alike
+        (tmp_path / name).write_bytes(b"h" * SAMPLE + middle + b"t" * SAMPLE)
+        return Pair(tmp_path / "unread", tmp_path / name, name)
+
+    trained, other, copy = pair("trained", b"a"), pair("other", b"b"), pair("copy", b"a")
+    assert seen_in_training([trained], [other]) == []
+    assert seen_in_training([trained], [other, copy]) == [(copy.sharp, trained.sharp)]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import filecmp
 import hashlib
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
@@ -67,29 +68,46 @@ def summarize(root: str | Path, patch_size: int | None = None, *, deep: bool = F
 
 def seen_in_training(train: list[Pair], held_out: list[Pair]) -> list[tuple[Path, Path]]:
     """(held-out sharp photo, training's) for each held-out pair whose sharp photo is byte for byte a training
-    pair's: validation would score a photo that training saw. Files are compared by size first: only those of a
-    size that both splits hold are read."""
+    pair's: validation would score a photo that training saw. Files are compared by size, then by their first and
+    last `SAMPLE` bytes, and only then whole: a set of BMPs, all of one size, is not read through at each start."""
     by_size: dict[int, list[Path]] = defaultdict(list)
     for pair in train:
         if (size := _size(pair.sharp)) is not None:
             by_size[size].append(pair.sharp)
-    digests: dict[Path, str | None] = {}
+    samples: dict[Path, str | None] = {}
 
-    def digest(path: Path) -> str | None:
-        if path not in digests:
-            try:
-                digests[path] = hashlib.blake2b(path.read_bytes()).hexdigest()
-            except OSError:  # listed among the problems already
-                digests[path] = None
-        return digests[path]
+    def sample(path: Path) -> str | None:
+        if path not in samples:
+            samples[path] = _ends_digest(path)
+        return samples[path]
 
     seen = []
     for pair in held_out:
         for path in by_size.get(_size(pair.sharp), ()):
-            if digest(pair.sharp) is not None and digest(pair.sharp) == digest(path):
+            if sample(pair.sharp) is not None and sample(pair.sharp) == sample(path) and _same_bytes(pair.sharp, path):
                 seen.append((pair.sharp, path))
                 break
     return seen
+
+
+SAMPLE = 1 << 16
+
+
+def _ends_digest(path: Path) -> str | None:
+    try:
+        with path.open("rb") as file:
+            head = file.read(SAMPLE)
+            file.seek(max(file.seek(0, 2) - SAMPLE, 0))
+            return hashlib.blake2b(head + file.read(SAMPLE)).hexdigest()
+    except OSError:  # listed among the problems already
+        return None
+
+
+def _same_bytes(first: Path, second: Path) -> bool:
+    try:
+        return filecmp.cmp(first, second, shallow=False)
+    except OSError:
+        return False
 
 
 def seen_line(seen: list[tuple[Path, Path]]) -> str:
