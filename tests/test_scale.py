@@ -466,7 +466,9 @@ def test_a_stopped_engine_run_says_what_it_wrote(model, tmp_path, monkeypatch):
     assert result.output.splitlines()[-1] == "error: stopped: 1 photo(s) written; the same command goes on from there"
 
 
-def test_what_the_format_cannot_hold_of_photos_is_said_on_the_engine_as_by_plain_predict(model, tmp_path, monkeypatch):
+def test_what_the_format_cannot_hold_of_photos_is_said_and_made_on_the_engine_as_by_plain_predict(
+    model, tmp_path, monkeypatch
+):
     """The workers' rows, from a worker in this process (a Ray run each is tests/test_scale_storage.py's)."""
     from deblur.scale import ray_engine
     from deblur.scale import worker as worker_module
@@ -485,11 +487,14 @@ def test_what_the_format_cannot_hold_of_photos_is_said_on_the_engine_as_by_plain
     monkeypatch.setattr(ray_engine, "run_on_ray", in_this_process)
     for engine in ((), ("--engine", "ray")):
         out = tmp_path / f"out{len(engine)}"
-        args = ["predict", str(inputs), "--out", str(out), "--model", str(model), "--format", "jpg", *engine]
+        args = ["predict", str(inputs), "--out", str(out), "--model", str(model), "--format", "jpg", "--side-by-side"]
+        args += engine
         result = CliRunner().invoke(app, [*args, "--runtime", "tensorflow", "--method", "network"])
         assert result.exit_code == 0, result.output
         assert "1 photo(s) had transparency, which jpg cannot hold: flattened onto white" in result.output
-        assert sorted(path.name for path in out.iterdir()) == ["logo.jpg", "photo0.jpg"]
+        names = ["logo.jpg", "logo_side_by_side.jpg", "photo0.jpg", "photo0_side_by_side.jpg"]
+        assert sorted(path.name for path in out.iterdir()) == names  # a side-by-side of a photo with alpha too
+        assert Image.open(out / "logo_side_by_side.jpg").size == (2 * 56, 40)
 
 
 def test_an_address_nothing_answers_at_is_refused_before_any_work_naming_the_setting(model, tmp_path):

@@ -9,7 +9,7 @@ from __future__ import annotations
 import io
 import time
 from collections import OrderedDict
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -119,7 +119,8 @@ class DeblurWorker:
             stem, dot, suffix = base.rpartition(".")
             pair = np.concatenate([photo.rgb, restored], axis=1)
             target = f"{stem}_side_by_side{dot}{suffix}{mark}{query}"
-            storage.write_bytes(target, encode_photo(pair, photo, write.photo))
+            # without the photo's alpha, as plain predict's (it is the width of one half): it had failed the photo
+            storage.write_bytes(target, encode_photo(pair, replace(photo, alpha=None), write.photo))
         storage.write_bytes(task.target, encode_photo(restored, photo, write.photo))
         return lost_in(write.fmt, photo)
 
