@@ -111,6 +111,7 @@ def deblur_clip(
         notes += [note] if note else []
     work = work_folder(target)
     pair_work = work_folder(pair) if pair else None
+    works = (work, pair_work) if pair_work else (work,)
     per_segment = frames_per_segment(clip, options.segment_seconds)
     job = clip_job(clip, deblurrer.identity(), options, per_segment)
     # A segment's temporary name, in a hidden folder and gone once abandoned, would not say which output had no room.
@@ -158,13 +159,13 @@ def deblur_clip(
                 os.replace(joined, pair)
         except VideoReadError:
             writer.abandon()
-            for folder in (work, pair_work) if pair_work else (work,):
+            for folder in works:
                 shutil.rmtree(folder, ignore_errors=True)  # a clip that cannot be used leaves nothing behind
             raise
         except BaseException:
             writer.abandon()  # Ctrl-C or a failure: the finished segments stay, the one in progress goes
             raise
-    for folder in (work, pair_work) if pair_work else (work,):
+    for folder in works:
         shutil.rmtree(folder, ignore_errors=True)
     resumed = min(len(done) * per_segment, frames)
     return ClipReport(source, target, frames, resumed, time.perf_counter() - started, streams, notes)
