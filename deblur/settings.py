@@ -58,7 +58,20 @@ class DeblurSettings:
                 "leave the estimates out, or choose one of those methods",
                 settings=("estimates", "method"),
             )
-        check_ensemble_for(way_of(self.method), self.ensemble)  # before the model loads
+        way = way_of(self.method)
+        check_ensemble_for(way, self.ensemble)  # before the model loads
+        if way.model_channels is None and (unused := self.model_options_given()):
+            named = ", ".join(unused)
+            raise SettingError(  # each went unused without a word
+                f"{named} {'is' if len(unused) == 1 else 'are'} how the network runs, and the {way.name} way runs no "
+                f"network: leave {'it' if len(unused) == 1 else 'them'} out, or choose another method",
+                settings=(*unused, "method"),
+            )
+
+    def model_options_given(self) -> tuple[str, ...]:
+        """The options on how the model runs that differ from their defaults, in the order predict lists them."""
+        defaults = {"tile": DEFAULT_TILE, "overlap": DEFAULT_OVERLAP, "precision": "auto", "runtime": DEFAULT_RUNTIME}
+        return tuple(name for name, default in defaults.items() if getattr(self, name) != default)
 
     @property
     def shake_estimates(self) -> int:

@@ -68,3 +68,15 @@ def test_a_held_out_pair_training_has_too_is_warned_of(tmp_path):
         "warning: 1 held-out pair(s) have a training pair's sharp photo, so validation scores what training saw: "
         f"{data / 'sharp' / '009.png'} is {data / 'sharp' / '000.png'}"
     )
+
+
+def test_a_warm_up_as_long_as_the_run_is_said_to_be_shortened(tmp_path):
+    # `build_optimizer` shortens it to the run's steps less one without a word: the peak rate came only at the end.
+    data = make_flat_dataset(tmp_path / "data", count=10)
+    sets = (f"data.root={data}", "train.steps_per_epoch=null", "train.epochs=3")
+    for warmup, said in ((5, False), (6, True), (50, True)):
+        messages = []
+        config = smoke_config(*sets, f"train.warmup_steps={warmup}")
+        plan_data(config, 2, progress=False, log=messages.append, on_checked=lambda: None)
+        shortened = f"train.warmup_steps {warmup} is as long as this run (6 steps): the warm-up is shortened to 5"
+        assert any(message.startswith(shortened) for message in messages) == said, messages

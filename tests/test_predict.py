@@ -128,6 +128,13 @@ def test_estimates_to_the_network_and_an_ensemble_to_the_kernel_way_are_refused_
     refused = runner.invoke(app, [*args, "--method", "kernel", "--ensemble", "4"])  # nor an ensemble to the kernel way
     assert refused.exit_code == 1 and "the kernel way runs no network" in refused.output
     assert refused.output.rstrip().endswith("(--ensemble, --method)") and not (tmp_path / "out").exists()
+    for given, named in (
+        (["--precision", "bfloat16"], "precision is"),
+        (["--tile", "512", "--overlap", "0"], "tile, overlap are"),
+    ):
+        refused = runner.invoke(app, [*args, "--method", "kernel", *given])  # how the network runs, to no network
+        assert refused.exit_code == 1 and f"error: {named} how the network runs, and the kernel way" in refused.output
+        assert not (tmp_path / "out").exists()
     assert runner.invoke(app, [*args, "--method", "network"]).exit_code == 0
 
 

@@ -170,9 +170,9 @@ def test_a_clip_that_plain_predict_left_half_done_is_finished_by_the_workers_and
     (tmp_path / "in").mkdir()
     clip = three_segment_clip(tmp_path / "in" / "walk.mp4")
     target = tmp_path / "out" / "walk.mp4"
-    # as `predict --runtime tensorflow --method kernel --estimates 1` opens it: each frame by the kernel path, with a
-    # warning (one estimate a frame: two had made this the suite's slowest test)
-    opened, _ = open_deblurrer(model, runtime="tensorflow", method="kernel", estimates=1, log=lambda _: None)
+    # as `predict --method kernel --estimates 1` opens it: each frame by the kernel path, with a warning (one estimate
+    # a frame: two had made this the suite's slowest test)
+    opened, _ = open_deblurrer(model, method="kernel", estimates=1, log=lambda _: None)
     with pytest.raises(KeyboardInterrupt):
         # a frame a call by the kernel path: after the first segment's 10 frames
         deblur_clip(clip, target, Interrupting(opened.for_clips()[0], calls=10), log=lambda _: None)
@@ -189,7 +189,7 @@ def test_a_clip_that_plain_predict_left_half_done_is_finished_by_the_workers_and
         "--estimates",
         "1",
     ]
-    scaled = CliRunner().invoke(app, [*args, "--runtime", "tensorflow", "--engine", "ray"])  # not quiet: its notes
+    scaled = CliRunner().invoke(app, [*args, "--engine", "ray"])  # not quiet: its notes
     assert scaled.exit_code == 0, scaled.output
     assert "resuming: 1 finished segment(s)" in scaled.output and "2 tasks for ray" in scaled.output
     assert "--method kernel estimates each frame's shake on its own: expect flicker" in scaled.output
