@@ -8,7 +8,7 @@ import json
 import os
 import shutil
 import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 from deblur.errors import (
@@ -88,6 +88,16 @@ def refuse_existing(target: Path, *, overwrite: bool = False, settings: tuple[st
     unasked."""
     if target.exists() and not overwrite:
         raise OutputExistsError(f"{target} exists; allow overwriting to replace it", settings=settings)
+
+
+def to_write(outputs: Sequence[Path], *, overwrite: bool = False) -> list[Path]:
+    """Which of one input's `outputs` (its output, and its side-by-side) to write: all of them with `overwrite`, else
+    those not there, as a run stopped between the two leaves one (it had been refused as existing at each run
+    after); OutputExistsError naming the first where all are there."""
+    missing = [output for output in outputs if overwrite or not output.exists()]
+    if not missing:
+        refuse_existing(outputs[0])
+    return missing
 
 
 def make_folder(folder: Path) -> None:

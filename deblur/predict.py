@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Protocol
 import numpy as np
 
 from deblur.errors import DeblurError, Interrupted, NothingFoundError, OutputExistsError, SettingError
-from deblur.files import check_folder, refuse_existing, side_by_side_path, work_folder
+from deblur.files import check_folder, side_by_side_path, to_write, work_folder
 from deblur.imageio import (
     DEFAULT_MAX_PIXELS,
     READ_SUFFIXES,
@@ -307,12 +307,13 @@ def predict_one(
     progress: Progress | None = None,
     on_lost: Callable[[str, Path], None] | None = None,
 ) -> Path:
-    """Deblur one photo file into its output (and its side-by-side); returns the output. An input that cannot be
-    used raises ImageReadError naming it, an existing output OutputExistsError; nothing is written for it.
-    `on_lost` is told what of the photo its output format cannot hold (`lost_in`), and the photo."""
+    """Deblur one photo file into its output (and its side-by-side); returns the output (the side-by-side where only
+    it was written). An input that cannot be used raises ImageReadError naming it, outputs all there already
+    OutputExistsError; nothing is written for it. `on_lost` is told what of the photo its output format cannot hold
+    (`lost_in`), and the photo."""
     target, pair_target = item.target, side_by_side_path(item.target)
-    for output in (target, pair_target) if write.side_by_side else (target,):
-        refuse_existing(output, overwrite=write.overwrite)
+    # one of the two there (a run stopped between them, or one without --side-by-side before) is kept
+    missing = to_write((target, pair_target) if write.side_by_side else (target,), overwrite=write.overwrite)
     photo = read_photo(item.source, max_pixels=max_pixels)
     height, width = photo.rgb.shape[:2]
     check_min_side(width, height, str(item.source))
@@ -320,10 +321,11 @@ def predict_one(
     waiting = ESTIMATING if progress and deblurrer.estimates_shake() else None
     on_tiles = progress.image(item.source.name, deblurrer.calls(height, width), waiting) if progress else None
     restored = deblurrer(photo.rgb, on_tiles)
-    write_photo(target, restored, photo, write.photo)
+    if target in missing:
+        write_photo(target, restored, photo, write.photo)
     for loss in lost_in(write.fmt, photo) if on_lost else ():
         on_lost(loss, item.source)
-    if write.side_by_side:
+    if pair_target in missing:
         side_by_side = np.concatenate([photo.rgb, restored], axis=1)
         write_photo(pair_target, side_by_side, replace(photo, alpha=None), write.photo)
-    return target
+    return missing[0]

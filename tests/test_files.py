@@ -1,12 +1,13 @@
 import errno
 import os
+import re
 from pathlib import Path
 
 import av
 import pytest
 
-from deblur.errors import OutputBusyError, SettingError
-from deblur.files import atomic_dir, atomic_path, check_folder, check_parent
+from deblur.errors import OutputBusyError, OutputExistsError, SettingError
+from deblur.files import atomic_dir, atomic_path, check_folder, check_parent, to_write
 
 
 def test_a_folder_to_write_in_is_refused_where_a_file_is_in_the_way(tmp_path):
@@ -138,3 +139,13 @@ def test_one_run_at_a_time_refuses_a_second_run_and_goes_with_a_killed_one(tmp_p
         another_run()
     finally:
         holder.kill()
+
+
+def test_of_an_output_and_its_side_by_side_the_one_missing_is_written_and_both_there_are_refused(tmp_path):
+    output, pair = tmp_path / "a.png", tmp_path / "a_side_by_side.png"
+    assert to_write((output, pair)) == [output, pair]
+    output.write_bytes(b"")  # a run stopped between the two
+    assert to_write((output, pair)) == [pair] and to_write((output, pair), overwrite=True) == [output, pair]
+    pair.write_bytes(b"")
+    with pytest.raises(OutputExistsError, match=re.escape(f"{output} exists; allow overwriting to replace it")):
+        to_write((output, pair))

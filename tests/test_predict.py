@@ -312,7 +312,7 @@ def test_a_stopped_predict_says_what_it_wrote_and_kept(tmp_path, monkeypatch):
     assert sorted(path.name for path in out.iterdir()) == [".c.mp4.parts", "a.png", "b.png"]
 
 
-def test_a_photo_another_run_wrote_after_the_plan_is_skipped_and_one_only_half_there_fails(tmp_path):
+def test_a_photo_another_run_wrote_after_the_plan_is_skipped_and_one_half_there_is_kept_and_made_whole(tmp_path):
     from deblur.inference import load_deblurrer
     from deblur.predict import plan_inputs, predict_files
     from deblur.settings import WriteSettings
@@ -324,13 +324,13 @@ def test_a_photo_another_run_wrote_after_the_plan_is_skipped_and_one_only_half_t
     settings = WriteSettings(out=str(out), side_by_side=True)
     plan = plan_inputs([str(src)], settings)
     out.mkdir()
-    # a run beside this one: a whole, b without its pair, c's pair alone
+    # a run beside this one (or one stopped between a photo and its pair): a whole, b without its pair, c's pair alone
     for name in ("a.png", "a_side_by_side.png", "b.png", "c_side_by_side.png"):
         (out / name).write_bytes(b"the other run's")
     report = predict_files(plan, load_deblurrer(save_model(tmp_path / "identity")), settings)
-    assert report.skipped == [out / "a.png"] and not report.written
-    # each named as the file that is there (c's had named c.png, which was not)
-    assert [str(err) for _, err in report.failed] == [
-        f"{out / name} exists; allow overwriting to replace it" for name in ("b.png", "c_side_by_side.png")
-    ]
-    assert {path.read_bytes() for path in out.iterdir()} == {b"the other run's"}
+    assert report.skipped == [out / "a.png"] and not report.failed
+    # b and c had failed as existing at every run: what is there is kept, and the other half made
+    assert report.written == [out / "b_side_by_side.png", out / "c.png"]
+    assert Image.open(out / "b_side_by_side.png").size == (32, 16) and Image.open(out / "c.png").size == (16, 16)
+    kept = ("a.png", "a_side_by_side.png", "b.png", "c_side_by_side.png")
+    assert {(out / name).read_bytes() for name in kept} == {b"the other run's"}

@@ -495,6 +495,13 @@ def test_what_the_format_cannot_hold_of_photos_is_said_and_made_on_the_engine_as
         names = ["logo.jpg", "logo_side_by_side.jpg", "photo0.jpg", "photo0_side_by_side.jpg"]
         assert sorted(path.name for path in out.iterdir()) == names  # a side-by-side of a photo with alpha too
         assert Image.open(out / "logo_side_by_side.jpg").size == (2 * 56, 40)
+        # A run stopped between a photo and its side-by-side: the photo had failed as existing (plain predict), or
+        # been skipped without its side-by-side (the engine). Now what is there is kept, and the other one made.
+        (out / "logo_side_by_side.jpg").unlink()
+        kept = (out / "logo.jpg").stat().st_ino  # a file written again is a new one (`atomic_path`)
+        again = CliRunner().invoke(app, [*args, "--runtime", "tensorflow", "--method", "network"])
+        assert again.exit_code == 0 and "1 skipped" in again.output, again.output
+        assert sorted(path.name for path in out.iterdir()) == names and (out / "logo.jpg").stat().st_ino == kept
 
 
 def test_an_address_nothing_answers_at_is_refused_before_any_work_naming_the_setting(model, tmp_path):

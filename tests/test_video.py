@@ -191,9 +191,17 @@ def test_clips_under_the_default_go_to_the_network_and_kernel_warns_of_flicker(t
         expected = np.round(np.clip(network(frame / 255.0), 0, 1) * 255)
         assert np.abs((written - expected) @ luma).mean() < 2
     # one estimate a frame: what is checked is the warning and the frames (with two, 20 s of the suite; with one, 8)
-    result = predict(
-        tmp_path / "shaken.mp4", *args, tmp_path / "kernel", "--method", "kernel", "--estimates", "1", quiet=False
-    )
+    kernel = [
+        "--model",
+        aware,
+        "--crf",
+        "0",
+        "--method",
+        "kernel",
+        "--estimates",
+        "1",
+    ]  # no network: none of its options
+    result = predict(tmp_path / "shaken.mp4", *kernel, "--out", tmp_path / "kernel", quiet=False)
     assert result.exit_code == 0 and "expect flicker" in result.output, result.output
     assert len(pixels(tmp_path / "kernel" / "shaken.mp4")) == 3
 
@@ -668,6 +676,15 @@ def test_a_clips_side_by_side_is_blurry_beside_deblurred_as_a_player_shows_it_wi
         assert np.abs(top - deblurred).mean() > 30
     again = predict(source, "--model", model, "--out", tmp_path / "out", "--side-by-side")
     assert again.exit_code == 0 and "1 skipped" in again.output  # both there: done
+    # The clip there without its side-by-side (a run stopped between the two, or one without --side-by-side): the
+    # clip had failed as existing at each run. It is kept, and the side-by-side made beside it.
+    (tmp_path / "out" / "clip_side_by_side.mp4").unlink()
+    kept = (tmp_path / "out" / "clip.mp4").stat().st_ino
+    again = predict(source, "--model", model, "--out", tmp_path / "out", "--side-by-side")
+    assert again.exit_code == 0 and "wrote " in again.output and "clip_side_by_side.mp4" in again.output, again.output
+    assert sorted(os.listdir(tmp_path / "out")) == ["clip.mp4", "clip_side_by_side.mp4"]
+    assert (tmp_path / "out" / "clip.mp4").stat().st_ino == kept
+    assert facts(tmp_path / "out" / "clip_side_by_side.mp4") == pair
 
 
 def test_a_side_by_side_frame_shows_blurry_on_the_left_however_the_player_turns_the_clip():

@@ -90,12 +90,18 @@ def plan_inputs(
             raise SettingError(f"{target} would overwrite an input; choose another output folder", settings=("out",))
         if kind == "video":
             _plan_clip(plan, source, target, write, max_pixels, identity, locks, log)
-        elif not write.overwrite and storage.exists(target):
+        elif not write.overwrite and photo_finished(target, write):
             plan.skipped.append(target)
         else:
             storage.remove_leftovers(target)
             plan.tasks.append(Task(PHOTO, source, target))
     return plan
+
+
+def photo_finished(target: str, write: WriteSettings) -> bool:
+    """Whether a photo's output is there, with its side-by-side when one is asked for (as plain predict's
+    `_finished`: a photo whose side-by-side was missing had been skipped, and the side-by-side never made)."""
+    return storage.exists(target) and (not write.side_by_side or storage.exists(storage.side_by_side_of(target)))
 
 
 def _plan_clip(

@@ -94,6 +94,14 @@ def remove(location: str) -> None:
         fs.delete_file(path)
 
 
+def side_by_side_of(location: str) -> str:
+    """Where `--side-by-side` of the output `location` goes, a path or a URL (with its query kept): <name>_side_by_side,
+    in its format, as `deblur.files.side_by_side_path` names it on plain predict."""
+    base, mark, query = location.partition("?")
+    stem, dot, suffix = base.rpartition(".")
+    return f"{stem}_side_by_side{dot}{suffix}{mark}{query}"
+
+
 def remove_leftovers(location: str) -> None:
     """Remove the temporary files a killed writer of the local file `location` left beside it (`atomic_path`
     names them `.<name>.<random>.tmp<suffix>`); an object store keeps no half-uploaded object to remove."""

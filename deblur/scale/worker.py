@@ -20,7 +20,7 @@ from deblur.files import full_disk_named
 from deblur.imageio import decode_photo, encode_photo, lost_in
 from deblur.min_side import check_min_side
 from deblur.scale import storage
-from deblur.scale.plan import PHOTO, Task
+from deblur.scale.plan import PHOTO, Task, photo_finished
 from deblur.settings import DeblurSettings, WriteSettings
 from deblur.video.clips import Clip, VideoReadError, frame_times, probe_clip, read_frames
 from deblur.video.predict import VideoOptions, clip_of, deblur_segment
@@ -79,7 +79,9 @@ class DeblurWorker:
         task = Task(**{name: row[name] for name in Task.__dataclass_fields__})
         started = time.perf_counter()
         done = {"status": OK, "reason": "", "frames": 0, "seconds": 0.0, "settings": "", "lost": ""}
-        if not self.settings.write.overwrite and storage.exists(task.target):
+        write = self.settings.write
+        finished = photo_finished(task.target, write) if task.kind == PHOTO else storage.exists(task.target)
+        if not write.overwrite and finished:
             # done by an earlier attempt at this task's block (the engine runs a dead worker's block again)
             return {**row, **done, "status": SKIPPED}
         if self.unusable is not None:
@@ -115,13 +117,13 @@ class DeblurWorker:
         write.check_holds(width, height, task.source)
         restored = self.deblurrer(photo.rgb)
         if write.side_by_side:
-            base, mark, query = task.target.partition("?")
-            stem, dot, suffix = base.rpartition(".")
             pair = np.concatenate([photo.rgb, restored], axis=1)
-            target = f"{stem}_side_by_side{dot}{suffix}{mark}{query}"
             # without the photo's alpha, as plain predict's (it is the width of one half): it had failed the photo
-            storage.write_bytes(target, encode_photo(pair, replace(photo, alpha=None), write.photo))
-        storage.write_bytes(task.target, encode_photo(restored, photo, write.photo))
+            pair_photo = encode_photo(pair, replace(photo, alpha=None), write.photo)
+            storage.write_bytes(storage.side_by_side_of(task.target), pair_photo)
+        # The output there with its side-by-side missing (the plan's `_finished`) is kept, as plain predict keeps it.
+        if write.overwrite or not (write.side_by_side and storage.exists(task.target)):
+            storage.write_bytes(task.target, encode_photo(restored, photo, write.photo))
         return lost_in(write.fmt, photo)
 
     def segment(self, task: Task) -> int:

@@ -29,9 +29,9 @@ import numpy as np
 from deblur.files import (
     full_disk_named,
     one_run_at_a_time,
-    refuse_existing,
     side_by_side_path,
     start_work,
+    to_write,
     work_folder,
 )
 from deblur.imageio import DEFAULT_MAX_PIXELS
@@ -102,8 +102,7 @@ def deblur_clip(
     started = time.perf_counter()
     pair = side_by_side_path(target) if options.side_by_side else None
     outputs = (target, pair) if pair else (target,)
-    for output in outputs:
-        refuse_existing(output, overwrite=overwrite)
+    to_write(outputs, overwrite=overwrite)  # one of the two there (a run stopped between them) is kept
     clip = probe_clip(source, max_pixels=options.max_pixels, name=name)
     notes = clip_notes(clip, options.encoding)
     if deblurrer.method != "network":
@@ -120,8 +119,7 @@ def deblur_clip(
         full_disk_named(target, work),
         full_disk_named(pair, pair_work) if pair else contextlib.nullcontext(),
     ):
-        for output in outputs:  # again, with the lock held: the run that held it may be done
-            refuse_existing(output, overwrite=overwrite)
+        missing = to_write(outputs, overwrite=overwrite)  # again, with the lock held: the run that held it may be done
         done = finished_segments(work, job, log)
         if pair_work:  # a segment is done where its side-by-side is too
             done_pairs = {path.name for path in finished_segments(pair_work, job, log)}
@@ -147,15 +145,21 @@ def deblur_clip(
             writer.close_segment()
             if frames == 0:
                 raise VideoReadError(f"{clip.name}: the video stream has no frames")
-            if pair_work:  # joined first, in its work folder, then put in place with the output
+            streams = None
+            if pair in missing:  # joined first, in its work folder, then put in place with the output
                 joined = pair_work / f".joined{pair.suffix}"
                 pair_segments = [pair_work / path.name for path in segments]
                 # what a join says of the clip's streams, the output's says too: once is enough
-                join_segments(
-                    pair_segments, writer.pair_clip, joined, log=lambda _: None, tags=not options.strip_metadata
+                streams = join_segments(
+                    pair_segments,
+                    writer.pair_clip,
+                    joined,
+                    log=log if target not in missing else lambda _: None,
+                    tags=not options.strip_metadata,
                 )
-            streams = join_segments(segments, clip, target, log=log, tags=not options.strip_metadata)
-            if pair_work:
+            if target in missing:
+                streams = join_segments(segments, clip, target, log=log, tags=not options.strip_metadata)
+            if pair in missing:
                 os.replace(joined, pair)
         except VideoReadError:
             writer.abandon()
@@ -168,7 +172,7 @@ def deblur_clip(
     for folder in works:
         shutil.rmtree(folder, ignore_errors=True)
     resumed = min(len(done) * per_segment, frames)
-    return ClipReport(source, target, frames, resumed, time.perf_counter() - started, streams, notes)
+    return ClipReport(source, missing[0], frames, resumed, time.perf_counter() - started, streams, notes)
 
 
 def clip_notes(clip: Clip, encoding: Encoding) -> list[str]:
