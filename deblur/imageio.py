@@ -1,9 +1,10 @@
 """Reading and writing photos as people have them, for inference.
 
 In: any format Pillow reads (JPEG, PNG, BMP, WebP, TIFF, GIF, and HEIC/HEIF and AVIF as phones save them, through
-pillow-heif and Pillow's AVIF plugin), and floating-point TIFFs; EXIF orientation applied, grayscale / RGBA / 16-bit
-(and 32-bit grayscale on its own scale, floats with 1.0 as white) handled; an animation, a TIFF of several pages and
-a camera's RAW file are refused by name, as is a JPEG far shorter than its pixels. The model sees HWC RGB float32 in
+pillow-heif and Pillow's AVIF plugin), floating-point TIFFs and 16-bit gray and alpha TIFFs; EXIF orientation
+applied, grayscale / RGBA / 16-bit (and 32-bit grayscale on its own scale, floats with 1.0 as white) handled; an
+animation, a TIFF of several pages and a camera's RAW file are refused by name, as is a JPEG far shorter than its
+pixels. The model sees HWC RGB float32 in
 [0, 1]. Out: the same kind of image as came in: grayscale stays grayscale, alpha is kept unchanged (flattened onto
 white where the format has none), 16 bits stay 16 bits in PNG and TIFF (`deblur.photo16` for colour), and the
 photo's EXIF (its orientation reset, the pixels being turned) and ICC profile (where it describes the pixels
@@ -29,13 +30,13 @@ from deblur.files import atomic_path
 from deblur.photo16 import (
     GRAY,
     RGB,
-    FloatTiff,
+    TiffPage,
     encode_png16,
-    float_tiff,
     is_deep_colour,
     is_deep_gray,
     read_deep_colour,
-    read_float_tiff,
+    read_tiff_page,
+    unopened_tiff,
     write_tiff16,
 )
 
@@ -130,8 +131,8 @@ def decode_photo(source: Path | BinaryIO, name: str, *, max_pixels: int = DEFAUL
     """A photo from a file or a binary stream; `name` is what errors call it."""
     try:
         head = _head(source)  # once, for the float-TIFF and 16-bit colour checks and the reader
-        if floats := _float_tiff(source, head, name, max_pixels):
-            return _float_photo(source, floats, name)
+        if tiff := _unopened_tiff(source, head, name, max_pixels):
+            return _tiff_photo(source, tiff, name)
         with _opened(source, name, max_pixels) as image:
             deep = head is not None and is_deep_colour(_rewound(source), head)
             turned = ImageOps.exif_transpose(image)
@@ -165,8 +166,8 @@ def _fitting_profile(icc: bytes | None, grayscale: bool) -> bytes | None:
 
 def peek_photo(source: Path | BinaryIO, name: str, *, max_pixels: int = DEFAULT_MAX_PIXELS) -> tuple[int, int]:
     """(width, height) from the header alone, with the checks `decode_photo` makes before decoding."""
-    if floats := _float_tiff(source, _head(source), name, max_pixels):
-        return floats.width, floats.height
+    if tiff := _unopened_tiff(source, _head(source), name, max_pixels):
+        return tiff.width, tiff.height
     with _opened(source, name, max_pixels) as image:
         return image.size
 
@@ -237,35 +238,36 @@ def _refuse_pages(pages: int, name: str) -> None:
     )
 
 
-def _float_tiff(source: Path | BinaryIO, head: bytes | None, name: str, max_pixels: int) -> FloatTiff | None:
-    """A floating-point TIFF, which Pillow cannot open in colour (nor at 16 bits), checked as `_opened` checks
-    what Pillow opens; None for any other file."""
+def _unopened_tiff(source: Path | BinaryIO, head: bytes | None, name: str, max_pixels: int) -> TiffPage | None:
+    """A TIFF that Pillow cannot open (floating-point, or 16-bit gray with alpha), checked as `_opened` checks what
+    Pillow opens; None for any other file."""
     # `_opened` refuses a RAW file by name (many are TIFFs) and says why a file cannot be read, as for any photo
     if head is None or Path(name).suffix.lower() in RAW_SUFFIXES:
         return None
-    floats = float_tiff(_rewound(source), head)
+    tiff = unopened_tiff(_rewound(source), head)
     _rewound(source)
-    if floats is None:
+    if tiff is None:
         return None
-    _check_pixels(floats.width, floats.height, name, max_pixels)
-    if floats.pages > 1:
-        _refuse_pages(floats.pages, name)
-    if (floats.photometric, floats.channels) not in {(GRAY, 1), (GRAY, 2), (RGB, 3), (RGB, 4)}:
+    _check_pixels(tiff.width, tiff.height, name, max_pixels)
+    if tiff.pages > 1:
+        _refuse_pages(tiff.pages, name)
+    if (tiff.photometric, tiff.channels) not in {(GRAY, 1), (GRAY, 2), (RGB, 3), (RGB, 4)}:
         raise ImageReadError(
-            f"{name}: a floating-point TIFF of {floats.channels} channel(s) in photometric {floats.photometric}; "
+            f"{name}: a floating-point TIFF of {tiff.channels} channel(s) in photometric {tiff.photometric}; "
             "deblur reads float TIFFs in gray or RGB, with or without alpha: save it as one of those"
         )
-    return floats
+    return tiff
 
 
-def _float_photo(source: Path | BinaryIO, floats: FloatTiff, name: str) -> Photo:
-    """A floating-point TIFF as a photo: 1.0 is white, as in RAW developers' float exports; written out as 16 bits."""
-    pixels, orientation, icc = read_float_tiff(_rewound(source))
-    grayscale = floats.channels <= 2
-    kind = f"{floats.bits}-bit float {'grayscale' if grayscale else 'colour'}"
-    values = _on_scale(_turn_like(pixels, orientation), 1.0, kind, name)
+def _tiff_photo(source: Path | BinaryIO, tiff: TiffPage, name: str) -> Photo:
+    """A TIFF read here as a photo: in floats 1.0 is white, as in RAW developers' float exports; written out as 16
+    bits."""
+    pixels, orientation, icc = read_tiff_page(_rewound(source))
+    grayscale = tiff.channels <= 2
+    kind = f"{tiff.bits}-bit {'float' if tiff.floats else 'integer'} {'grayscale' if grayscale else 'colour'}"
+    values = _on_scale(_turn_like(pixels, orientation), tiff.white, kind, name)
     rgb = np.repeat(values[:, :, :1], 3, axis=-1) if grayscale else values[:, :, :3]
-    alpha = values[:, :, -1] if floats.channels in (2, 4) else None
+    alpha = values[:, :, -1] if tiff.channels in (2, 4) else None
     return Photo(np.ascontiguousarray(rgb), alpha, grayscale, True, icc=_fitting_profile(icc, grayscale))
 
 

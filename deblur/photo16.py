@@ -1,6 +1,6 @@
-"""16-bit colour photos, which Pillow reads and writes only as 8-bit (Pillow 13: a 48-bit PNG opens as "RGB"), and
+"""16-bit colour photos, which Pillow reads and writes only as 8-bit (Pillow 13: a 48-bit PNG opens as "RGB"),
 floating-point TIFFs (as RAW developers export them: darktable's 16 and 32-bit float), which Pillow reads only as
-32-bit grayscale.
+32-bit grayscale, and 16-bit gray and alpha TIFFs, which it cannot open.
 
 PNG goes through FFmpeg's PNG codec (PyAV, already deblur's video library), TIFF through tifffile (scikit-image's).
 A written PNG gets the photo's ICC profile and EXIF as iCCP and eXIf chunks, written here from the PNG
@@ -27,8 +27,8 @@ GRAY, RGB = 1, 2  # TIFF's PhotometricInterpretation: BlackIsZero, RGB
 
 
 @dataclass(frozen=True)
-class FloatTiff:
-    """A floating-point TIFF's first page, from its tags."""
+class TiffPage:
+    """The first page of a TIFF that Pillow cannot open (`unopened_tiff`), from its tags."""
 
     width: int
     height: int
@@ -36,6 +36,11 @@ class FloatTiff:
     bits: int  # 16, 32 or 64
     pages: int
     photometric: int
+    floats: bool = True  # floating point, white at 1.0; else 16-bit integers, white at 65535
+
+    @property
+    def white(self) -> float:
+        return 1.0 if self.floats else 65535.0
 
 
 def is_deep_colour(path: Path, head: bytes) -> bool:
@@ -73,8 +78,10 @@ def read_deep_colour(source: Path | BinaryIO, head: bytes) -> np.ndarray:
     return _first_page(source)[0]
 
 
-def float_tiff(source: Path | BinaryIO, head: bytes) -> FloatTiff | None:
-    """The first page's description where the file is a floating-point TIFF; None for any other file."""
+def unopened_tiff(source: Path | BinaryIO, head: bytes) -> TiffPage | None:
+    """The first page's description where the file is a TIFF that Pillow cannot open: floating-point (Pillow reads
+    only 32-bit gray), or 16-bit integer gray with alpha (as a scanner or an editor saves a cut-out); None for any
+    other file."""
     if head[:4] not in TIFF_SIGNATURES:
         return None
     import tifffile
@@ -82,16 +89,18 @@ def float_tiff(source: Path | BinaryIO, head: bytes) -> FloatTiff | None:
     try:
         with tifffile.TiffFile(source) as tiff:
             page = tiff.pages[0]
-            if page.sampleformat != FLOATS:
+            floats = page.sampleformat == FLOATS
+            gray_alpha = page.bitspersample == 16 and page.samplesperpixel == 2 and page.photometric == GRAY
+            if not (floats or gray_alpha):
                 return None
             size = (page.imagewidth, page.imagelength, page.samplesperpixel, page.bitspersample)
-            return FloatTiff(*size, pages=len(tiff.pages), photometric=int(page.photometric))
+            return TiffPage(*size, pages=len(tiff.pages), photometric=int(page.photometric), floats=floats)
     except (tifffile.TiffFileError, ValueError, IndexError):
         return None  # Pillow's reading then says what is wrong with it
 
 
-def read_float_tiff(source: Path | BinaryIO) -> tuple[np.ndarray, int, bytes | None]:
-    """A floating-point TIFF's first page as HWC float32 (1 to 4 channels), its EXIF orientation tag (1: upright)
+def read_tiff_page(source: Path | BinaryIO) -> tuple[np.ndarray, int, bytes | None]:
+    """A TIFF's first page as HWC float32 (1 to 4 channels) on its own scale, its EXIF orientation tag (1: upright)
     and its ICC profile."""
     pixels, page_tags = _first_page(source)
     pixels = pixels.astype(np.float32)

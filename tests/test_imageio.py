@@ -17,6 +17,7 @@ from deblur.imageio import (
     WriteOptions,
     decode_photo,
     encode_photo,
+    peek_photo,
     read_photo,
     write_photo,
 )
@@ -227,6 +228,24 @@ def test_a_sixteen_bit_gray_and_alpha_png_is_read_at_16_bits_as_gray(tmp_path):
     np.testing.assert_allclose(photo.alpha * 65535, gray_alpha[:, :, 1], atol=0.5)
     write_photo(tmp_path / "out.png", photo.rgb, photo, WriteOptions("png"))
     again = read_photo(tmp_path / "out.png")
+    assert again.sixteen_bit and np.abs(again.alpha - photo.alpha).max() < 1 / 65535
+
+
+@pytest.mark.parametrize("planes", ["contig", "separate"])
+def test_a_sixteen_bit_gray_and_alpha_tiff_is_read_at_16_bits_as_gray(tmp_path, planes):
+    # Pillow cannot open it: "not a readable image (not in a format Pillow reads)"
+    import tifffile
+
+    gray_alpha = (np.random.default_rng(0).random((20, 30, 2)) * 65535).astype(np.uint16)
+    stored = gray_alpha if planes == "contig" else gray_alpha.transpose(2, 0, 1)
+    tifffile.imwrite(tmp_path / "ga.tif", stored, photometric="minisblack", extrasamples=[2], planarconfig=planes)
+    photo = read_photo(tmp_path / "ga.tif")
+    assert photo.grayscale and photo.sixteen_bit
+    np.testing.assert_allclose(photo.rgb * 65535, np.repeat(gray_alpha[:, :, :1], 3, axis=-1), atol=0.5)
+    np.testing.assert_allclose(photo.alpha * 65535, gray_alpha[:, :, 1], atol=0.5)
+    assert peek_photo(tmp_path / "ga.tif", "ga.tif") == (30, 20)
+    write_photo(tmp_path / "out.tiff", photo.rgb, photo, WriteOptions("tiff"))
+    again = read_photo(tmp_path / "out.tiff")
     assert again.sixteen_bit and np.abs(again.alpha - photo.alpha).max() < 1 / 65535
 
 
