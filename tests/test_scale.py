@@ -144,21 +144,27 @@ def test_a_clip_is_made_in_segments_by_the_workers_and_joined_as_plain_predict_j
     clip = three_segment_clip(tmp_path / "in" / "walk.mp4")
     piece = make_clip(tmp_path / "piece.ts", frames=4, audio=False)
     (tmp_path / "in" / "joined.ts").write_bytes(piece.read_bytes() * 2)  # timestamps go back: unusable
-    same = ("--model", model, "--crf", 0)
+    same = ("--model", model, "--crf", 0, "--side-by-side")  # the side-by-side had been plain predict's alone
     plain = predict(clip, "--out", tmp_path / "plain", *same)
     scaled = predict(tmp_path / "in", "--out", tmp_path / "scaled", *same, "--engine", "ray")
     assert plain.exit_code == 0 and scaled.exit_code == 1, scaled.output
     assert "1 done, 0 skipped, 1 failed" in scaled.output and "22 frames" not in scaled.output
     assert "joined.ts: its timestamps go back at frame 5" in scaled.output
-    with av.open(str(tmp_path / "plain" / "walk.mp4")) as a, av.open(str(tmp_path / "scaled" / "walk.mp4")) as b:
-        assert [s.type for s in a.streams] == [s.type for s in b.streams]  # the audio came along
-        frames_a = [(f.pts, f.to_ndarray(format="rgb24").astype(int)) for f in a.decode(video=0)]
-        frames_b = [(f.pts, f.to_ndarray(format="rgb24").astype(int)) for f in b.decode(video=0)]
-    assert len(frames_a) == len(frames_b) == 22
-    assert [pts for pts, _ in frames_a] == [pts for pts, _ in frames_b]
-    apart = {i: int(np.abs(x - y).max()) for i, ((_, x), (_, y)) in enumerate(zip(frames_a, frames_b, strict=True))}
-    assert max(apart.values()) <= 2, {i: levels for i, levels in apart.items() if levels > 2}  # which frames, if any
-    # the work folder went once the clip was joined, and the unusable clip's with it, as plain predict leaves none
+    listed = sorted(path.name for path in (tmp_path / "scaled").iterdir())
+    assert listed == [FAILED_LIST, "walk.mp4", "walk_side_by_side.mp4"]
+    for name in ("walk.mp4", "walk_side_by_side.mp4"):
+        with av.open(str(tmp_path / "plain" / name)) as a, av.open(str(tmp_path / "scaled" / name)) as b:
+            assert [s.type for s in a.streams] == [s.type for s in b.streams]  # the audio came along
+            assert a.streams.video[0].width == b.streams.video[0].width
+            frames_a = [(f.pts, f.to_ndarray(format="rgb24").astype(int)) for f in a.decode(video=0)]
+            frames_b = [(f.pts, f.to_ndarray(format="rgb24").astype(int)) for f in b.decode(video=0)]
+        assert len(frames_a) == len(frames_b) == 22
+        assert [pts for pts, _ in frames_a] == [pts for pts, _ in frames_b]
+        pairs = enumerate(zip(frames_a, frames_b, strict=True))
+        apart = {i: int(np.abs(x - y).max()) for i, ((_, x), (_, y)) in pairs}
+        assert max(apart.values()) <= 2, {i: levels for i, levels in apart.items() if levels > 2}  # which frames
+    assert av.open(str(tmp_path / "scaled" / "walk_side_by_side.mp4")).streams.video[0].width == 2 * 64
+    # the work folders went once the clip was joined, and the unusable clip's with them, as plain predict leaves none
     assert not list((tmp_path / "scaled").glob(".*"))
 
 

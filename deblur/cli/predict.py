@@ -109,7 +109,7 @@ SideBySide = Annotated[
     bool,
     typer.Option(
         "--side-by-side",
-        help="Also write <name>_side_by_side of each photo and clip: blurry | deblurred (clips: not with --engine).",
+        help="Also write <name>_side_by_side of each photo and clip: blurry | deblurred.",
     ),
 ]
 Overwrite = Annotated[bool, typer.Option("--overwrite", help="Replace existing outputs.")]
@@ -200,8 +200,6 @@ LOST = {  # what is said of the photos whose output format could not hold all of
     "transparency": "had transparency, which {fmt} cannot hold: flattened onto white (png, webp and tiff keep it)",
     "depth": "had 16 bits a channel, which {fmt} holds 8 of: written in 8 bits (png and tiff keep 16)",
 }
-# A clip's segments are the engine's workers' (`deblur.scale`), which make the clip alone.
-CLIPS_HAVE_NO_SIDE_BY_SIDE = "--side-by-side of clips is made without --engine: the clips have none"
 
 
 def print_report(report, write: WriteSettings, log) -> bool:
@@ -232,8 +230,6 @@ def print_scaled(scaled, write: WriteSettings, log) -> bool:
     for location in scaled.written:
         typer.echo(f"wrote {location}")
     say_lost(scaled.lost, write.fmt, log)
-    if write.side_by_side and scaled.frames:
-        log(CLIPS_HAVE_NO_SIDE_BY_SIDE)
     for _, reason in scaled.failed:
         typer.secho(f"failed: {reason}", fg=typer.colors.RED, err=True)
     if scaled.raw:

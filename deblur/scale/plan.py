@@ -11,13 +11,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from deblur.errors import DeblurError, OutputBusyError, SettingError
-from deblur.files import one_run_at_a_time, work_folder
+from deblur.files import one_run_at_a_time, side_by_side_path, to_write, work_folder
 from deblur.imageio import RAW_SUFFIXES, READ_SUFFIXES
 from deblur.predict import check_output_folder, input_kind, output_paths
 from deblur.scale import storage
 from deblur.settings import WriteSettings
 from deblur.video.clips import VIDEO_SUFFIXES, Clip, frame_times, frames_per_segment, probe_clip
-from deblur.video.predict import VideoOptions, clip_job, clip_notes, finished_segments
+from deblur.video.predict import VideoOptions, clip_job, clip_notes, finished_segments, pair_segment
 
 PHOTO, SEGMENT = "photo", "segment"
 
@@ -38,6 +38,7 @@ class ClipPlan:
     clip: Clip
     target: Path
     segments: list[Path]  # all of them, in order, finished or not
+    missing: list[Path]  # the outputs to join: the clip, its side-by-side, or both (`deblur.files.to_write`)
 
 
 @dataclass
@@ -117,10 +118,11 @@ def _plan_clip(
     if storage.is_url(write.out):
         plan.failed.append((source, f"{source}: clips are written to a folder the workers share, not to {write.out}"))
         return
-    if not write.overwrite and Path(target).exists():
+    outputs = (Path(target), side_by_side_path(Path(target))) if write.side_by_side else (Path(target),)
+    if _all_there(outputs, write):
         plan.skipped.append(target)
         return
-    video = VideoOptions(encoding=write.encoding, max_pixels=max_pixels)
+    video = VideoOptions(encoding=write.encoding, max_pixels=max_pixels, side_by_side=write.side_by_side)
     try:
         clip = probe_clip(Path(source), max_pixels=max_pixels)
         times = frame_times(clip)
@@ -142,17 +144,25 @@ def _plan_clip(
     except OutputBusyError as err:
         plan.failed.append((source, str(err)))
         return
-    if not write.overwrite and Path(target).exists():  # the run that held the lock may have finished it
+    if _all_there(outputs, write):  # the run that held the lock may have finished it
         plan.skipped.append(target)
         return
-    done = finished_segments(work, clip_job(clip, identity(), video, per_segment), log)
+    job = clip_job(clip, identity(), video, per_segment)
+    done = finished_segments(work, job, log, side_by_side=write.side_by_side)
     segments = [work / f"{index:05d}{Path(target).suffix}" for index in range(-(-frames // per_segment))]
     for index, segment in enumerate(segments):
         if segment not in done:
-            storage.remove_leftovers(str(segment))
+            for made in (segment, pair_segment(segment)) if write.side_by_side else (segment,):
+                storage.remove_leftovers(str(made))
             first = index * per_segment
             plan.tasks.append(Task(SEGMENT, source, str(segment), first, min(first + per_segment, frames)))
-    plan.clips.append(ClipPlan(clip, Path(target), segments))
+    plan.clips.append(ClipPlan(clip, Path(target), segments, to_write(outputs, overwrite=write.overwrite)))
+
+
+def _all_there(outputs: tuple[Path, ...], write: WriteSettings) -> bool:
+    """Whether a clip is finished: its output there, with its side-by-side where one is asked for (one of the two
+    there is kept, and the other made)."""
+    return not write.overwrite and all(output.exists() for output in outputs)
 
 
 def _is_raw(name: str) -> bool:

@@ -23,12 +23,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from deblur.errors import FULL_DISK, DeblurError, Interrupted, NothingFoundError, SettingError, full_disk_message
+from deblur.files import side_by_side_path, work_folder
 from deblur.imageio import raw_files
 from deblur.scale import ENGINES, FAILED_LIST, default_workers, storage
-from deblur.scale.plan import PHOTO, plan_inputs
+from deblur.scale.plan import PHOTO, ClipPlan, plan_inputs
 from deblur.scale.worker import NO_ROOM, NOT_STARTED, OK, SKIPPED, UNUSABLE, WorkerNotStarted, WorkerSettings
 from deblur.settings import PredictSettings
-from deblur.video.encode import join_segments
+from deblur.video.predict import join_outputs
 
 
 @dataclass
@@ -134,13 +135,14 @@ def predict_at_scale(
             if reasons:
                 report.failed.append((str(clip.clip.path), reasons[0]))
                 if str(clip.segments[0].parent) in unusable:  # as plain predict leaves nothing for such a clip
-                    shutil.rmtree(clip.segments[0].parent, ignore_errors=True)
+                    _remove_work(clip)
                 continue
             if report.stopped:  # its finished segments are kept for the next run; the join needs room too
                 report.left += 1
                 continue
             try:
-                join_segments(clip.segments, clip.clip, clip.target, log=log, tags=not settings.write.strip_metadata)
+                tags = not settings.write.strip_metadata
+                join_outputs(clip.clip, clip.segments, clip.target, clip.missing, log, tags=tags)
             except DeblurError as err:
                 report.failed.append((str(clip.clip.path), str(err)))
                 continue
@@ -149,8 +151,8 @@ def predict_at_scale(
                     raise
                 report.stopped, report.left = message, report.left + 1
                 continue
-            shutil.rmtree(clip.segments[0].parent, ignore_errors=True)
-            report.written.append(str(clip.target))
+            _remove_work(clip)
+            report.written.append(str(clip.missing[0]))
         report.seconds = time.perf_counter() - started
         try:
             report.failed_list = write_failed_list(out, report.failed)
@@ -159,6 +161,12 @@ def predict_at_scale(
                 raise
             storage.remove(storage.join(out, FAILED_LIST))  # an earlier run's list, no longer true; these are printed
         return report
+
+
+def _remove_work(clip: ClipPlan) -> None:
+    """A clip's work folder, and its side-by-side's."""
+    for work in (work_folder(clip.target), work_folder(side_by_side_path(clip.target))):
+        shutil.rmtree(work, ignore_errors=True)
 
 
 def _count(number: int, thing: str) -> str:

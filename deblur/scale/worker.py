@@ -23,7 +23,7 @@ from deblur.scale import storage
 from deblur.scale.plan import PHOTO, Task, photo_finished
 from deblur.settings import DeblurSettings, WriteSettings
 from deblur.video.clips import Clip, VideoReadError, frame_times, probe_clip, read_frames
-from deblur.video.predict import VideoOptions, clip_of, deblur_segment
+from deblur.video.predict import VideoOptions, clip_of, deblur_segment, pair_segment
 
 OK, FAILED, SKIPPED = "ok", "failed", "skipped"
 NO_ROOM = "no room"  # the disk the outputs go to is full: each task after it would fail the same way
@@ -80,7 +80,7 @@ class DeblurWorker:
         started = time.perf_counter()
         done = {"status": OK, "reason": "", "frames": 0, "seconds": 0.0, "settings": "", "lost": ""}
         write = self.settings.write
-        finished = photo_finished(task.target, write) if task.kind == PHOTO else storage.exists(task.target)
+        finished = photo_finished(task.target, write) if task.kind == PHOTO else self.segment_finished(task)
         if not write.overwrite and finished:
             # done by an earlier attempt at this task's block (the engine runs a dead worker's block again)
             return {**row, **done, "status": SKIPPED}
@@ -126,9 +126,15 @@ class DeblurWorker:
             storage.write_bytes(task.target, encode_photo(restored, photo, write.photo))
         return lost_in(write.fmt, photo)
 
+    def segment_finished(self, task: Task) -> bool:
+        """Whether a segment is there, with its side-by-side's where one is asked for."""
+        target = Path(task.target)
+        return target.exists() and (not self.settings.write.side_by_side or pair_segment(target).exists())
+
     def segment(self, task: Task) -> int:
         clip, times = self.clip(task.source)
-        video = VideoOptions(encoding=self.settings.write.encoding, max_pixels=self.settings.max_pixels)
+        write = self.settings.write
+        video = VideoOptions(write.encoding, self.settings.max_pixels, side_by_side=write.side_by_side)
         frames = read_frames(clip, task.first, task.stop, times)
         target = Path(task.target)
         with full_disk_named(clip_of(target.parent), target.parent):  # the clip, as plain predict names it

@@ -80,6 +80,37 @@ class ClipReport:
         return done / self.seconds if self.seconds > 0 else 0.0
 
 
+def join_outputs(
+    clip: Clip, segments: list[Path], target: Path, missing: list[Path], log: Callable[[str], None], *, tags: bool
+) -> JoinReport:
+    """The finished `segments` (in `target`'s work folder) joined into those of the clip's outputs that are
+    `missing` (`deblur.files.to_write`): `target`, and its side-by-side from the segments of the same names in its
+    own work folder, joined there first and put in place after the clip, so that the clip is never there without
+    it but for the instant between two renames. Plain predict and the engine join a clip this way."""
+    pair = side_by_side_path(target)
+    streams = None
+    if pair in missing:
+        pair_work = work_folder(pair)
+        joined = pair_work / f".joined{pair.suffix}"
+        # what a join says of the clip's streams, the output's says too: once is enough
+        quiet = target in missing
+        pair_segments = [pair_work / path.name for path in segments]
+        streams = join_segments(
+            pair_segments, side_by_side_clip(clip), joined, log=(lambda _: None) if quiet else log, tags=tags
+        )
+    if target in missing:
+        streams = join_segments(segments, clip, target, log=log, tags=tags)
+    if pair in missing:
+        os.replace(joined, pair)
+    return streams
+
+
+def pair_segment(segment: Path) -> Path:
+    """Where the side-by-side's segment of the clip's `segment` goes: the same name, in the side-by-side's work
+    folder."""
+    return work_folder(side_by_side_path(clip_of(segment.parent))) / segment.name
+
+
 def clip_of(work: Path) -> Path:
     """The clip whose work folder `work` is (`work_folder`'s inverse)."""
     return work.parent / work.name.removeprefix(".").removesuffix(".parts")
@@ -120,10 +151,7 @@ def deblur_clip(
         full_disk_named(pair, pair_work) if pair else contextlib.nullcontext(),
     ):
         missing = to_write(outputs, overwrite=overwrite)  # again, with the lock held: the run that held it may be done
-        done = finished_segments(work, job, log)
-        if pair_work:  # a segment is done where its side-by-side is too
-            done_pairs = {path.name for path in finished_segments(pair_work, job, log)}
-            done = {path for path in done if path.name in done_pairs}
+        done = finished_segments(work, job, log, side_by_side=pair is not None)
         resumed = min(len(done) * per_segment, clip.frames or 0)
         on_frames = progress.clip(source.name, clip.frames, resumed) if progress else (lambda _: None)
         writer = _Segments(clip, deblurrer, options, on_frames)
@@ -140,27 +168,12 @@ def deblur_clip(
                     segments.append(work / f"{index:05d}{target.suffix}")
                     writer.close_segment()
                     if segments[-1] not in done:
-                        writer.open_segment(segments[-1], pair_work / segments[-1].name if pair_work else None)
+                        writer.open_segment(segments[-1], pair_segment(segments[-1]) if pair else None)
                 writer.add(frame)
             writer.close_segment()
             if frames == 0:
                 raise VideoReadError(f"{clip.name}: the video stream has no frames")
-            streams = None
-            if pair in missing:  # joined first, in its work folder, then put in place with the output
-                joined = pair_work / f".joined{pair.suffix}"
-                pair_segments = [pair_work / path.name for path in segments]
-                # what a join says of the clip's streams, the output's says too: once is enough
-                streams = join_segments(
-                    pair_segments,
-                    writer.pair_clip,
-                    joined,
-                    log=log if target not in missing else lambda _: None,
-                    tags=not options.strip_metadata,
-                )
-            if target in missing:
-                streams = join_segments(segments, clip, target, log=log, tags=not options.strip_metadata)
-            if pair in missing:
-                os.replace(joined, pair)
+            streams = join_outputs(clip, segments, target, missing, log, tags=not options.strip_metadata)
         except VideoReadError:
             writer.abandon()
             for folder in works:
@@ -271,8 +284,9 @@ class _Segments:
 def deblur_segment(
     clip: Clip, frames: Iterable[Frame], path: Path, deblurrer: Deblurrer, options: VideoOptions = VideoOptions()
 ) -> int:
-    """Deblur `frames` of `clip` into the segment file `path` (atomically), as `deblur_clip` writes each of its
-    segments; returns how many frames it held. A distributed engine's workers make a clip's segments this way."""
+    """Deblur `frames` of `clip` into the segment file `path` (atomically), and with `options.side_by_side` into
+    the side-by-side's (`pair_segment`), as `deblur_clip` writes each of its segments; returns how many frames it
+    held. A distributed engine's workers make a clip's segments this way."""
     count = 0
 
     def counted(done: int) -> None:
@@ -280,7 +294,7 @@ def deblur_segment(
         count += done
 
     writer = _Segments(clip, deblurrer, options, counted)
-    writer.open_segment(path)
+    writer.open_segment(path, pair_segment(path) if options.side_by_side else None)
     try:
         for frame in frames:
             writer.add(frame)
@@ -316,11 +330,15 @@ def finished_segment_files(work: Path) -> set[Path]:
     return {path for path in work.iterdir() if path.name[:5].isdigit() and not path.name.startswith(".")}
 
 
-def finished_segments(work: Path, job: dict, log: Callable[[str], None]) -> set[Path]:
-    """The segments a previous run finished with the same clip and settings; other parts are cleared."""
-    if not start_work(work, "job.json", job, _made_otherwise, log):
-        return set()
-    done = finished_segment_files(work)
+def finished_segments(work: Path, job: dict, log: Callable[[str], None], *, side_by_side: bool = False) -> set[Path]:
+    """The segments a previous run finished with the same clip and settings (with `side_by_side`, those whose
+    side-by-side segment is finished too); other parts are cleared."""
+    done = finished_segment_files(work) if start_work(work, "job.json", job, _made_otherwise, log) else set()
+    if side_by_side:
+        pair_work = work_folder(side_by_side_path(clip_of(work)))
+        started = start_work(pair_work, "job.json", job, _made_otherwise, log)
+        pairs = {path.name for path in finished_segment_files(pair_work)} if started else set()
+        done = {path for path in done if path.name in pairs}
     if done:
         log(f"resuming: {len(done)} finished segment(s) in {work}")
     return done
