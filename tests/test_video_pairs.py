@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 
 from deblur.cli import app
 from deblur.errors import OutputExistsError, SettingError
-from deblur.video.clips import VideoReadError
+from deblur.video.clips import VideoReadError, probe_clip, read_frames
 from deblur.video.pairs import GAMMA, WindowRecipe, pairs_from_video
 
 
@@ -95,6 +95,17 @@ def test_a_clip_of_a_few_windows_holds_the_last_one_out(tmp_path):
     recipe = WindowRecipe(min_frames=7, max_frames=7)  # 0.1 of 4 windows: had been rounded to none
     report = pairs_from_video(folder, tmp_path / "pairs", recipe, fps=240, progress=False, log=lambda _: None)
     assert (report.train_pairs, report.val_pairs) == (2, 1)  # one left out between
+
+
+@pytest.mark.parametrize("rotation", [90, -90])
+def test_a_phones_upright_clip_gives_upright_pairs(tmp_path, rotation):
+    # stored on its side and turned by the player: its pairs had come out on their side
+    clip = make_clip(tmp_path / "up.mp4", frames=7, size=(48, 64), fps=240, rotation=rotation, audio=False)
+    recipe = WindowRecipe(min_frames=7, max_frames=7, min_motion=0.0)
+    pairs_from_video(clip, tmp_path / "pairs", recipe, progress=False, log=lambda _: None)
+    (sharp,) = (tmp_path / "pairs").glob("*/up/sharp/*.png")
+    stored = np.round(list(read_frames(probe_clip(clip)))[3].rgb * 255).astype(np.uint8)  # the middle, as stored
+    np.testing.assert_array_equal(np.asarray(Image.open(sharp)), np.rot90(stored, rotation // 90))
 
 
 def test_a_low_frame_rate_warns_of_ghosts(tmp_path):

@@ -103,6 +103,7 @@ class FrameSource:
     hdr: str | None = None  # the clip's HDR transfer function (`deblur.video.pixels.HDR_TRANSFERS`), if any
     stamp: object = None  # what tells a resumed run that the frames are the same: the clip's size and time, or
     # a digest of the folder's frame names, sizes and times
+    turned: int = 0  # degrees counter-clockwise the frames were turned, upright as a player shows the clip
 
 
 def frames_from(source: Path, *, fps: float | None = None) -> FrameSource:
@@ -118,10 +119,11 @@ def frames_from(source: Path, *, fps: float | None = None) -> FrameSource:
         # FFmpeg would open it as a clip of one frame, and the error would speak of motion
         raise VideoReadError(f"{source}: a photo, not a clip: give a slow-motion clip, or a folder of its frames")
     clip = probe_clip(source)
-    frames = (np.round(frame.rgb * 255).astype(np.uint8) for frame in read_frames(clip))
-    return FrameSource(
-        frames, fps or float(clip.rate), clip.frames, HDR_TRANSFERS.get(clip.transfer), stamp=file_stamp(source)
-    )
+    # A phone's upright clip is stored on its side and turned by the player: its pairs had come out on their side.
+    turns = clip.rotation // 90 % 4
+    frames = (np.round(np.rot90(frame.rgb, turns) * 255).astype(np.uint8) for frame in read_frames(clip))
+    transfer = HDR_TRANSFERS.get(clip.transfer)
+    return FrameSource(frames, fps or float(clip.rate), clip.frames, transfer, file_stamp(source), 90 * turns)
 
 
 def _folder_frames(paths: list[Path]) -> Iterator[np.ndarray]:
@@ -221,6 +223,7 @@ def _recipe(source: Path, found: FrameSource, recipe: WindowRecipe) -> dict:
         "source": str(source.resolve()),
         "stamp": found.stamp,
         "windows": dataclasses.asdict(recipe),
+        **({"turned": found.turned} if found.turned else {}),  # an earlier version's parts of such a clip were not
     }
 
 
