@@ -4,11 +4,10 @@ In: any format Pillow reads (JPEG, PNG, BMP, WebP, TIFF, GIF, and HEIC/HEIF and 
 pillow-heif and Pillow's AVIF plugin), floating-point TIFFs and 16-bit gray and alpha TIFFs; EXIF orientation
 applied, grayscale / RGBA / 16-bit (and 32-bit grayscale on its own scale, floats with 1.0 as white) handled; an
 animation, a TIFF of several pages and a camera's RAW file are refused by name, as is a JPEG far shorter than its
-pixels. The model sees HWC RGB float32 in
-[0, 1]. Out: the same kind of image as came in: grayscale stays grayscale, alpha is kept unchanged (flattened onto
-white where the format has none), 16 bits stay 16 bits in PNG and TIFF (`deblur.photo16` for colour), and the
-photo's EXIF (its orientation reset, the pixels being turned) and ICC profile (where it describes the pixels
-written) go with it unless stripped.
+pixels. The model sees HWC RGB float32 in [0, 1]. Out: the same kind of image as came in: grayscale stays
+grayscale, alpha is kept unchanged (flattened onto white where the format has none), 16 bits stay 16 bits in PNG
+and TIFF (`deblur.photo16` for colour), and the photo's EXIF (its orientation reset, the pixels being turned) and
+ICC profile (where it describes the pixels written) go with it unless stripped.
 """
 
 from __future__ import annotations

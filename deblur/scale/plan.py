@@ -91,7 +91,7 @@ def plan_inputs(
             raise SettingError(f"{target} would overwrite an input; choose another output folder", settings=("out",))
         if kind == "video":
             _plan_clip(plan, source, target, write, max_pixels, identity, locks, log)
-        elif not write.overwrite and photo_finished(target, write):
+        elif not write.overwrite and finished(target, write):
             plan.skipped.append(target)
         else:
             storage.remove_leftovers(target)
@@ -99,9 +99,9 @@ def plan_inputs(
     return plan
 
 
-def photo_finished(target: str, write: WriteSettings) -> bool:
-    """Whether a photo's output is there, with its side-by-side when one is asked for (as plain predict's
-    `_finished`: a photo whose side-by-side was missing had been skipped, and the side-by-side never made)."""
+def finished(target: str, write: WriteSettings) -> bool:
+    """Whether a photo's or a clip's output is there, with its side-by-side when one is asked for (as plain
+    predict's `_finished`: one whose side-by-side was missing had been skipped, and the side-by-side never made)."""
     return storage.exists(target) and (not write.side_by_side or storage.exists(storage.side_by_side_of(target)))
 
 
@@ -118,8 +118,7 @@ def _plan_clip(
     if storage.is_url(write.out):
         plan.failed.append((source, f"{source}: clips are written to a folder the workers share, not to {write.out}"))
         return
-    outputs = (Path(target), side_by_side_path(Path(target))) if write.side_by_side else (Path(target),)
-    if _all_there(outputs, write):
+    if not write.overwrite and finished(target, write):
         plan.skipped.append(target)
         return
     video = VideoOptions(encoding=write.encoding, max_pixels=max_pixels, side_by_side=write.side_by_side)
@@ -144,7 +143,7 @@ def _plan_clip(
     except OutputBusyError as err:
         plan.failed.append((source, str(err)))
         return
-    if _all_there(outputs, write):  # the run that held the lock may have finished it
+    if not write.overwrite and finished(target, write):  # the run that held the lock may have finished it
         plan.skipped.append(target)
         return
     job = clip_job(clip, identity(), video, per_segment)
@@ -156,13 +155,8 @@ def _plan_clip(
                 storage.remove_leftovers(str(made))
             first = index * per_segment
             plan.tasks.append(Task(SEGMENT, source, str(segment), first, min(first + per_segment, frames)))
+    outputs = (Path(target), side_by_side_path(Path(target))) if write.side_by_side else (Path(target),)
     plan.clips.append(ClipPlan(clip, Path(target), segments, to_write(outputs, overwrite=write.overwrite)))
-
-
-def _all_there(outputs: tuple[Path, ...], write: WriteSettings) -> bool:
-    """Whether a clip is finished: its output there, with its side-by-side where one is asked for (one of the two
-    there is kept, and the other made)."""
-    return not write.overwrite and all(output.exists() for output in outputs)
 
 
 def _is_raw(name: str) -> bool:

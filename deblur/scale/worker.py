@@ -20,7 +20,7 @@ from deblur.files import full_disk_named
 from deblur.imageio import decode_photo, encode_photo, lost_in
 from deblur.min_side import check_min_side
 from deblur.scale import storage
-from deblur.scale.plan import PHOTO, Task, photo_finished
+from deblur.scale.plan import PHOTO, Task, finished
 from deblur.settings import DeblurSettings, WriteSettings
 from deblur.video.clips import Clip, VideoReadError, frame_times, probe_clip, read_frames
 from deblur.video.predict import VideoOptions, clip_of, deblur_segment, pair_segment
@@ -80,8 +80,8 @@ class DeblurWorker:
         started = time.perf_counter()
         done = {"status": OK, "reason": "", "frames": 0, "seconds": 0.0, "settings": "", "lost": ""}
         write = self.settings.write
-        finished = photo_finished(task.target, write) if task.kind == PHOTO else self.segment_finished(task)
-        if not write.overwrite and finished:
+        done_before = finished(task.target, write) if task.kind == PHOTO else self.segment_finished(task)
+        if not write.overwrite and done_before:
             # done by an earlier attempt at this task's block (the engine runs a dead worker's block again)
             return {**row, **done, "status": SKIPPED}
         if self.unusable is not None:
@@ -121,7 +121,7 @@ class DeblurWorker:
             # without the photo's alpha, as plain predict's (it is the width of one half): it had failed the photo
             pair_photo = encode_photo(pair, replace(photo, alpha=None), write.photo)
             storage.write_bytes(storage.side_by_side_of(task.target), pair_photo)
-        # The output there with its side-by-side missing (the plan's `_finished`) is kept, as plain predict keeps it.
+        # The output there without its side-by-side (`deblur.scale.plan.finished`) is kept, as plain predict keeps it.
         if write.overwrite or not (write.side_by_side and storage.exists(task.target)):
             storage.write_bytes(task.target, encode_photo(restored, photo, write.photo))
         return lost_in(write.fmt, photo)
