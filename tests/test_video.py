@@ -191,16 +191,8 @@ def test_clips_under_the_default_go_to_the_network_and_kernel_warns_of_flicker(t
         expected = np.round(np.clip(network(frame / 255.0), 0, 1) * 255)
         assert np.abs((written - expected) @ luma).mean() < 2
     # one estimate a frame: what is checked is the warning and the frames (with two, 20 s of the suite; with one, 8)
-    kernel = [
-        "--model",
-        aware,
-        "--crf",
-        "0",
-        "--method",
-        "kernel",
-        "--estimates",
-        "1",
-    ]  # no network: none of its options
+    # no network runs: none of its options (--precision, --runtime) is given, as they would be refused
+    kernel = ["--model", aware, "--crf", "0", "--method", "kernel", "--estimates", "1"]
     result = predict(tmp_path / "shaken.mp4", *kernel, "--out", tmp_path / "kernel", quiet=False)
     assert result.exit_code == 0 and "expect flicker" in result.output, result.output
     assert len(pixels(tmp_path / "kernel" / "shaken.mp4")) == 3
