@@ -302,6 +302,10 @@ class TrainConfig:
         _check_positive("train.keep_checkpoints", self.keep_checkpoints)
         _check_range("train.log_images", self.log_images, 0, 100)
 
+    def warmup_within(self, total_steps: int) -> int:
+        """The warm-up a run of `total_steps` gets: `warmup_steps`, shortened to end at the run's last step."""
+        return min(self.warmup_steps, max(total_steps - 1, 0))
+
 
 @dataclass
 class Config:

@@ -49,10 +49,10 @@ def plan_data(
             f"train.profile_batch {training.profile_batch} is no step of this run (1 to {last}: {training.epochs} "
             f"epoch(s) of {steps_per_epoch} steps): give one of them, or leave it unset"
         )
-    if training.warmup_steps >= last:  # `deblur.training.optim` shortens it to fit, which went without a word
+    if (warmup := training.warmup_within(last)) < training.warmup_steps:  # shortened, which went without a word
         log(
             f"train.warmup_steps {training.warmup_steps} is as long as this run ({last} steps): the warm-up is "
-            f"shortened to {max(last - 1, 0)} and the learning rate reaches train.learning_rate only at the last step"
+            f"shortened to {warmup} and the learning rate reaches train.learning_rate only at the last step"
         )
     on_checked()
     val_pairs = splits.val[: data.val_limit] if data.val_limit else splits.val

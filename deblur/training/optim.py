@@ -35,7 +35,7 @@ def build_optimizer(
     scaling under float16."""
     learning_rate = training.learning_rate if learning_rate is None else learning_rate
     peak = learning_rate
-    warmup = min(training.warmup_steps, max(total_steps - 1, 0))
+    warmup = training.warmup_within(total_steps)
     if training.schedule == "cosine" or warmup:
         # A linear warm-up from zero, then cosine decay to zero, or (alpha=1) a constant rate.
         learning_rate = keras.optimizers.schedules.CosineDecay(
