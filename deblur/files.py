@@ -140,7 +140,12 @@ def file_stamp(path: Path) -> list[int]:
 
 def side_by_side_path(output: Path) -> Path:
     """Where predict's `--side-by-side` of `output` goes: <name>_side_by_side, in its format."""
-    return output.with_name(f"{output.stem}_side_by_side{output.suffix}")
+    return output.with_name(side_by_side_name(output.name))
+
+
+def side_by_side_name(name: str) -> str:
+    """The file name of the side-by-side of the output named `name` (an engine's outputs may be URLs, not paths)."""
+    return f"{Path(name).stem}_side_by_side{Path(name).suffix}"
 
 
 def work_folder(output: Path) -> Path:

@@ -14,7 +14,7 @@ import posixpath
 from pathlib import Path
 
 from deblur.errors import SettingError
-from deblur.files import atomic_path
+from deblur.files import atomic_path, side_by_side_name
 from deblur.imageio import ImageReadError, find_images, in_hidden
 
 
@@ -98,8 +98,8 @@ def side_by_side_of(location: str) -> str:
     """Where `--side-by-side` of the output `location` goes, a path or a URL (with its query kept): <name>_side_by_side,
     in its format, as `deblur.files.side_by_side_path` names it on plain predict."""
     base, mark, query = location.partition("?")
-    stem, dot, suffix = base.rpartition(".")
-    return f"{stem}_side_by_side{dot}{suffix}{mark}{query}"
+    folder, name = posixpath.split(base)
+    return f"{posixpath.join(folder, side_by_side_name(name))}{mark}{query}"
 
 
 def remove_leftovers(location: str) -> None:
