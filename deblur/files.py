@@ -90,10 +90,27 @@ def refuse_existing(target: Path, *, overwrite: bool = False, settings: tuple[st
         raise OutputExistsError(f"{target} exists; allow overwriting to replace it", settings=settings)
 
 
+def refuse_folder(path: Path, settings: tuple[str, ...] = ()) -> None:
+    """OutputExistsError where a folder stands at the path of an output file: it had counted as the output there
+    (and the input been skipped), or, overwriting allowed, failed as an OS traceback after the work."""
+    if path.is_dir():
+        raise OutputExistsError(
+            f"{path} is a folder, where an output file goes: move it, or write elsewhere", settings=settings
+        )
+
+
+def file_there(path: Path) -> bool:
+    """Whether an output file is at `path` (files appear atomically, so one that is there is whole); a folder is
+    not one."""
+    return path.exists() and not path.is_dir()
+
+
 def to_write(outputs: Sequence[Path], *, overwrite: bool = False) -> list[Path]:
     """Which of one input's `outputs` (its output, and its side-by-side) to write: all of them with `overwrite`, else
     those not there, as a run stopped between the two leaves one (it had been refused as existing at each run
-    after); OutputExistsError naming the first where all are there."""
+    after); OutputExistsError naming the first where all are there, or a folder where one goes."""
+    for output in outputs:
+        refuse_folder(output, settings=("out",))
     missing = [output for output in outputs if overwrite or not output.exists()]
     if not missing:
         refuse_existing(outputs[0])
@@ -113,6 +130,7 @@ def atomic_path(final: str | Path, *, suffix: str = "") -> Iterator[Path]:
     `suffix` keeps the extension some writers insist on (Keras wants `.keras`).
     """
     final = Path(final)
+    refuse_folder(final)
     make_folder(final.parent)
     fd, tmp = tempfile.mkstemp(prefix=f".{final.name}.", suffix=f".tmp{suffix}", dir=final.parent)
     os.close(fd)

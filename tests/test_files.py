@@ -149,3 +149,17 @@ def test_of_an_output_and_its_side_by_side_the_one_missing_is_written_and_both_t
     pair.write_bytes(b"")
     with pytest.raises(OutputExistsError, match=re.escape(f"{output} exists; allow overwriting to replace it")):
         to_write((output, pair))
+
+
+def test_a_folder_where_an_output_file_goes_is_named_and_left_as_it_is(tmp_path):
+    output, pair = tmp_path / "a.png", tmp_path / "a_side_by_side.png"
+    pair.mkdir()  # it had counted as the side-by-side there, and the output alone been written
+    (pair / "kept.txt").write_text("kept")
+    expected = re.escape(f"{pair} is a folder, where an output file goes: move it, or write elsewhere")
+    for overwrite in (False, True):
+        with pytest.raises(OutputExistsError, match=expected) as refused:
+            to_write((output, pair), overwrite=overwrite)
+        assert refused.value.settings == ("out",)
+    with pytest.raises(OutputExistsError, match=expected), atomic_path(pair) as tmp:  # it had been an OS traceback
+        tmp.write_bytes(b"an output")
+    assert [path.name for path in tmp_path.rglob("*")] == ["a_side_by_side.png", "kept.txt"]

@@ -334,3 +334,17 @@ def test_a_photo_another_run_wrote_after_the_plan_is_skipped_and_one_half_there_
     assert Image.open(out / "b_side_by_side.png").size == (32, 16) and Image.open(out / "c.png").size == (16, 16)
     kept = ("a.png", "a_side_by_side.png", "b.png", "c_side_by_side.png")
     assert {(out / name).read_bytes() for name in kept} == {b"the other run's"}
+
+
+def test_a_folder_where_an_output_goes_fails_its_photo_and_is_not_taken_for_the_output(tmp_path):
+    Image.fromarray(noise((16, 16, 3))).save(tmp_path / "a.png")
+    model, out = save_model(tmp_path / "identity"), tmp_path / "out"
+    # it had been skipped as done, had the output written without its side-by-side, and been an OS traceback
+    for name, flags in (("a.png", []), ("a_side_by_side.png", ["--side-by-side"]), ("a.png", ["--overwrite"])):
+        (out / name).mkdir(parents=True)
+        given = [str(tmp_path / "a.png"), "--model", str(model), "--out", str(out), "-q", *flags]
+        result = runner.invoke(app, ["predict", *given])
+        assert result.exit_code == 1 and "0 written, 1 failed" in result.output, result.output
+        assert f"{out / name} is a folder, where an output file goes" in result.output
+        assert [path.name for path in out.iterdir()] == [name]
+        (out / name).rmdir()

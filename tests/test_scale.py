@@ -344,6 +344,33 @@ def test_a_clip_another_run_finished_as_the_lock_was_taken_is_skipped(tmp_path, 
     assert (out / "a.mp4").read_bytes() == b"the other run's clip"
 
 
+def test_a_folder_where_an_output_goes_fails_its_input_before_any_work_naming_it(model, tmp_path, monkeypatch):
+    from deblur.scale import worker as worker_module
+    from deblur.scale.plan import PHOTO, Task, plan_inputs
+    from deblur.settings import DeblurSettings, WriteSettings
+
+    inputs = photos(tmp_path / "in", 1)
+    make_clip(inputs / "clip.mp4", frames=4, audio=False)
+    out = tmp_path / "out"
+    (out / "photo0.png").mkdir(parents=True)  # both had been skipped as finished
+    (out / "clip_side_by_side.mp4").mkdir()
+    write = WriteSettings(out=str(out), side_by_side=True)
+    with contextlib.ExitStack() as locks:
+        plan = plan_inputs([str(inputs)], write, 10**8, dict, locks)
+    assert not plan.skipped and not plan.clips and not plan.tasks
+    assert plan.failed == [
+        (str(inputs / name), f"{out / folder} is a folder, where an output file goes: move it, or write elsewhere")
+        for name, folder in (("clip.mp4", "clip_side_by_side.mp4"), ("photo0.png", "photo0.png"))
+    ]
+    # one made after the plan is refused by the worker's writer (it had been an OS error's line)
+    monkeypatch.setattr(worker_module, "hide_native_noise", lambda: None)  # this process's stderr is pytest's
+    settings = DeblurSettings(model, method="network", runtime="tensorflow")
+    worker = worker_module.DeblurWorker(worker_module.WorkerSettings(settings, WriteSettings(out=str(out)), 10**7, 1))
+    row = worker(asdict(Task(PHOTO, str(inputs / "photo0.png"), str(out / "photo0.png"))))
+    assert row["status"] == worker_module.FAILED and row["reason"].startswith(f"{out / 'photo0.png'} is a folder")
+    assert sorted(path.name for path in out.iterdir()) == ["clip_side_by_side.mp4", "photo0.png"]
+
+
 def test_a_folder_of_raw_files_only_says_what_it_holds_on_the_engine_too(tmp_path):
     (tmp_path / "card").mkdir()
     Image.fromarray(np.zeros((8, 12, 3), np.uint8)).save(tmp_path / "card" / "a.dng", format="TIFF")

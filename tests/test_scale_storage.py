@@ -53,7 +53,7 @@ def test_storage_lists_reads_and_writes_objects(bucket):
         (f"{bucket}/in/deeper/b.JPG", "deeper/b.JPG"),
     ]
     assert storage.read_bytes(f"{bucket}/in/deeper/b.JPG") == b"two"
-    assert storage.exists(f"{bucket}/in/a.png") and not storage.exists(f"{bucket}/in/c.png")
+    assert storage.is_file(f"{bucket}/in/a.png") and not storage.is_file(f"{bucket}/in/c.png")
     with pytest.raises(Exception, match="c.png: no such file"):
         storage.read_bytes(f"{bucket}/in/c.png")
 
@@ -80,7 +80,7 @@ def test_photos_from_and_to_the_object_store_with_a_corrupt_one_listed(bucket, t
     storage.remove(f"{bucket}/in/broken.png")
     fixed = CliRunner().invoke(app, [*args, "--engine", "ray", "-q"])
     assert fixed.exit_code == 0 and "0 done, 3 skipped, 0 failed" in fixed.output
-    assert not storage.exists(f"{bucket}/out/{FAILED_LIST}")  # nothing failed: the old list is gone
+    assert not storage.is_file(f"{bucket}/out/{FAILED_LIST}")  # nothing failed: the old list is gone
 
     over = CliRunner().invoke(app, [*args[:3], f"{bucket}/in", *args[4:], "--engine", "ray", "--format", "png"])
     assert over.exit_code == 1 and "would overwrite an input" in over.output

@@ -10,8 +10,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from deblur.errors import DeblurError, OutputBusyError, SettingError
-from deblur.files import one_run_at_a_time, side_by_side_path, to_write, work_folder
+from deblur.errors import DeblurError, OutputBusyError, OutputExistsError, SettingError
+from deblur.files import one_run_at_a_time, refuse_folder, side_by_side_path, to_write, work_folder
 from deblur.imageio import RAW_SUFFIXES, READ_SUFFIXES
 from deblur.predict import check_output_folder, input_kind, output_paths
 from deblur.scale import storage
@@ -93,6 +93,8 @@ def plan_inputs(
             _plan_clip(plan, source, target, write, max_pixels, identity, locks, log)
         elif not write.overwrite and finished(target, write):
             plan.skipped.append(target)
+        elif refused := _in_the_way(target, write):
+            plan.failed.append((source, refused))
         else:
             storage.remove_leftovers(target)
             plan.tasks.append(Task(PHOTO, source, target))
@@ -102,7 +104,7 @@ def plan_inputs(
 def finished(target: str, write: WriteSettings) -> bool:
     """Whether a photo's or a clip's output is there, with its side-by-side when one is asked for (as plain
     predict's `_finished`: one whose side-by-side was missing had been skipped, and the side-by-side never made)."""
-    return storage.exists(target) and (not write.side_by_side or storage.exists(storage.side_by_side_of(target)))
+    return storage.is_file(target) and (not write.side_by_side or storage.is_file(storage.side_by_side_of(target)))
 
 
 def _plan_clip(
@@ -120,6 +122,9 @@ def _plan_clip(
         return
     if not write.overwrite and finished(target, write):
         plan.skipped.append(target)
+        return
+    if refused := _in_the_way(target, write):
+        plan.failed.append((source, refused))
         return
     video = VideoOptions(encoding=write.encoding, max_pixels=max_pixels, side_by_side=write.side_by_side)
     try:
@@ -155,8 +160,27 @@ def _plan_clip(
                 storage.remove_leftovers(str(made))
             first = index * per_segment
             plan.tasks.append(Task(SEGMENT, source, str(segment), first, min(first + per_segment, frames)))
-    outputs = (Path(target), side_by_side_path(Path(target))) if write.side_by_side else (Path(target),)
-    plan.clips.append(ClipPlan(clip, Path(target), segments, to_write(outputs, overwrite=write.overwrite)))
+    plan.clips.append(
+        ClipPlan(clip, Path(target), segments, to_write(_outputs(target, write), overwrite=write.overwrite))
+    )
+
+
+def _outputs(target: str, write: WriteSettings) -> tuple[Path, ...]:
+    """A local output, and its side-by-side where one is asked for."""
+    return (Path(target), side_by_side_path(Path(target))) if write.side_by_side else (Path(target),)
+
+
+def _in_the_way(target: str, write: WriteSettings) -> str | None:
+    """Why an output in a local folder cannot be written, found before any work: a folder where it or its
+    side-by-side goes (`deblur.files.refuse_folder`); the worker's writer refuses one made since."""
+    if storage.is_url(target):
+        return None
+    try:
+        for output in _outputs(target, write):
+            refuse_folder(output)
+    except OutputExistsError as err:
+        return str(err)
+    return None
 
 
 def _is_raw(name: str) -> bool:

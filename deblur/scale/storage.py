@@ -14,7 +14,7 @@ import posixpath
 from pathlib import Path
 
 from deblur.errors import SettingError
-from deblur.files import atomic_path, side_by_side_name
+from deblur.files import atomic_path, file_there, side_by_side_name
 from deblur.imageio import ImageReadError, find_images, in_hidden
 
 
@@ -51,13 +51,14 @@ def list_files(location: str, suffixes: set[str], skip: Path | None = None) -> l
     return sorted(found, key=lambda pair: pair[1])
 
 
-def exists(location: str) -> bool:
+def is_file(location: str) -> bool:
+    """Whether a file (an object) is at `location`: a folder there is not one, nor counted as an output."""
     if not is_url(location):
-        return Path(location).exists()
+        return file_there(Path(location))
     import pyarrow.fs as pafs
 
     fs, path = _file_system(location)
-    return fs.get_file_info(path).type != pafs.FileType.NotFound
+    return fs.get_file_info(path).type == pafs.FileType.File
 
 
 def read_bytes(location: str) -> bytes:
@@ -89,7 +90,7 @@ def remove(location: str) -> None:
     """Remove the file or object at `location` if it is there."""
     if not is_url(location):
         Path(location).unlink(missing_ok=True)
-    elif exists(location):
+    elif is_file(location):
         fs, path = _file_system(location)
         fs.delete_file(path)
 

@@ -122,7 +122,7 @@ class DeblurWorker:
             pair_photo = encode_photo(pair, replace(photo, alpha=None), write.photo)
             storage.write_bytes(storage.side_by_side_of(task.target), pair_photo)
         # The output there without its side-by-side (`deblur.scale.plan.finished`) is kept, as plain predict keeps it.
-        if write.overwrite or not (write.side_by_side and storage.exists(task.target)):
+        if write.overwrite or not (write.side_by_side and storage.is_file(task.target)):
             storage.write_bytes(task.target, encode_photo(restored, photo, write.photo))
         return lost_in(write.fmt, photo)
 
