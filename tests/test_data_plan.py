@@ -66,7 +66,8 @@ def test_a_held_out_pair_training_has_too_is_warned_of(tmp_path):
     plan_data(smoke_config(f"data.root={data}"), 1, progress=False, log=messages.append, on_checked=lambda: None)
     assert messages[-1] == (
         "warning: 1 held-out pair(s) have a training pair's sharp photo, so validation scores what training saw: "
-        f"{data / 'sharp' / '009.png'} is {data / 'sharp' / '000.png'}"
+        f"{data / 'sharp' / '009.png'} is {data / 'sharp' / '000.png'}; keep each photo's pairs on one side of the "
+        "split (deblur data synth --val-fraction holds photos out in test/)"
     )
 
 

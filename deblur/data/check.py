@@ -116,7 +116,8 @@ def seen_line(seen: list[tuple[Path, Path]]) -> str:
     more = f", and {len(seen) - 3} more" if len(seen) > 3 else ""
     return (
         f"warning: {len(seen)} held-out pair(s) have a training pair's sharp photo, so validation scores what "
-        f"training saw: {named}{more}"
+        f"training saw: {named}{more}; keep each photo's pairs on one side of the split (deblur data synth "
+        "--val-fraction holds photos out in test/)"
     )
 
 
@@ -147,6 +148,7 @@ def format_summary(summary: DataSummary) -> str:
     if summary.problems:
         lines.append(f"  {len(summary.problems)} problem(s):")
         lines.append(problem_listing(summary.problems))
-    else:
-        lines.append("  no problems found")
+    else:  # the files are good, and the warning is not a problem of theirs
+        aside = " (the warning is about what validation measures)" if summary.seen else ""
+        lines.append(f"  no problems found{aside}")
     return "\n".join(lines)
