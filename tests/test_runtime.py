@@ -140,9 +140,14 @@ def test_openvinos_iostream_error_on_a_full_disk_is_the_os_error_naming_the_outp
         ov_runtime.write_ir(keras_model, tmp_path / "out" / "model.xml")
     if raised is OSError:  # with room left, it is not the disk: OpenVINO's own words stay
         assert (caught.value.errno, caught.value.filename) == (errno.ENOSPC, str(tmp_path / "out" / "model.xml"))
-        with pytest.raises(OSError) as caught:  # in the cache, it names the model's folder there
-            ov_runtime.cached_ir(keras_model, model, lambda _: None, cache=tmp_path / "cache")
-        assert caught.value.filename == str(tmp_path / "cache" / ov_runtime.model_key(model))
+        messages: list[str] = []
+        with pytest.raises(OSError) as caught:  # the cache's, said; then this run's own conversion's, named
+            ov_runtime.cached_ir(keras_model, model, messages.append, cache=tmp_path / "cache")
+        assert (
+            messages[-1] == f"not kept: {tmp_path / 'cache'}: {os.strerror(errno.ENOSPC)}; converting for this run only"
+        )
+        assert Path(caught.value.filename).parent.name.startswith("deblur-openvino-")
+        assert list((tmp_path / "cache").iterdir()) == []
     assert list((tmp_path / "out").iterdir()) == []
 
 
@@ -192,6 +197,22 @@ def test_a_cache_that_cannot_be_written_converts_for_this_run_only(model, tmp_pa
     [((remove, *args), options)] = at_exit  # as the process ends: not left in the temporary folder
     remove(*args, **options)
     assert not xml.parent.exists()
+
+
+def test_a_cache_on_a_full_disk_converts_for_this_run_only(model, tmp_path, monkeypatch):
+    # DEBLUR_HOME on a full disk, the outputs on another: the run had stopped on the cache, naming it
+    write_ir, cache = ov_runtime.write_ir, tmp_path / "cache"
+
+    def full_in_the_cache(keras_model, path):
+        if Path(path).is_relative_to(cache):
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(path))
+        return write_ir(keras_model, path)
+
+    monkeypatch.setattr(ov_runtime, "write_ir", full_in_the_cache)
+    messages: list[str] = []
+    xml = ov_runtime.cached_ir(load_deblurrer(model).model, model, messages.append, cache=cache)
+    assert xml.is_file() and not xml.is_relative_to(cache) and list(cache.iterdir()) == []
+    assert messages[-1] == f"not kept: {cache}: {os.strerror(errno.ENOSPC)}; converting for this run only"
 
 
 def test_a_cache_folder_there_but_not_writable_converts_for_this_run_only(model, unwritable_folder):

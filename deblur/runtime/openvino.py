@@ -22,7 +22,7 @@ from pathlib import Path
 import keras
 import numpy as np
 
-from deblur.errors import SettingError
+from deblur.errors import FULL_DISK, SettingError
 from deblur.files import atomic_dir, try_writing_in
 from deblur.paths import data_home
 from deblur.runtime import OPENVINO_INSTALL
@@ -121,8 +121,15 @@ def cached_ir(
         log(f"converting {model_file.name} for OpenVINO (not kept: {final.parent}: {err.strerror})")
         return cached_ir(model, None, log)
     log(f"converting {model_file.name} for OpenVINO (once; kept in {final.parent})")
-    with atomic_dir(final) as folder:
-        write_ir(model, folder / "model.xml")
+    try:
+        with atomic_dir(final) as folder:
+            write_ir(model, folder / "model.xml")
+    except OSError as err:
+        if err.errno not in FULL_DISK:
+            raise
+        # the cache's disk is not the outputs': the run had stopped on a cache it can do without
+        log(f"not kept: {final.parent}: {err.strerror}; converting for this run only")
+        return cached_ir(model, None, log)
     return final / "model.xml"
 
 
