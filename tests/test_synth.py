@@ -111,6 +111,7 @@ def test_a_stopped_run_goes_on_from_its_finished_photos_and_gives_an_unstopped_r
     with pytest.raises(Interrupted, match=r"stopped: 2 of 5 photos' pairs are kept in .*\.pairs\.parts; the same"):
         synthesize_pairs(src, out, recipe, val_fraction=0.4, progress=False, log=print)
     assert not out.exists() and (tmp_path / ".pairs.parts").is_dir()
+    assert not list((tmp_path / ".pairs.parts").rglob("*.part"))  # the half-made photo's pairs are not kept
     made.clear()
     monkeypatch.setattr(synth_module, "write_pairs", lambda *args: made.append(args[1].name) or real(*args))
     said = []
@@ -119,6 +120,31 @@ def test_a_stopped_run_goes_on_from_its_finished_photos_and_gives_an_unstopped_r
     assert any("2 of 5 photos' pairs were made before" in line for line in said)
     assert tree(out) == tree(whole)
     assert not (tmp_path / ".pairs.parts").exists()
+
+
+def test_a_full_disk_keeps_the_finished_photos_and_not_the_half_made_one(tmp_path, monkeypatch):
+    import errno
+    import os
+
+    import deblur.data.synth as synth_module
+
+    src = make_photos(tmp_path / "photos", names=("astronaut", "camera"))
+    real = synth_module.write_pairs
+    made = []
+
+    def full_at_the_second(sharp, folder, synth, rng):
+        real(sharp, folder, synth, rng)
+        made.append(folder)
+        if len(made) == 2:
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(folder / "blur" / "000.png"))
+
+    monkeypatch.setattr(synth_module, "write_pairs", full_at_the_second)
+    with pytest.raises(OSError) as caught:
+        synthesize_pairs(src, tmp_path / "pairs", SynthConfig(pairs_per_photo=2), progress=False, log=print)
+    assert (caught.value.errno, caught.value.filename) == (errno.ENOSPC, str(tmp_path / "pairs"))
+    parts = tmp_path / ".pairs.parts"
+    assert not list(parts.rglob("*.part"))  # the half-made photo had kept its room until the next run
+    assert [path.name for path in parts.glob("*/*") if path.is_dir()] == [made[0].name.split(".")[1]]
 
 
 def test_a_second_run_on_the_same_out_is_refused_while_the_first_goes_on(tmp_path):

@@ -230,9 +230,13 @@ def _photo_pairs(job: tuple[Path, Path, str, SynthConfig, int | None, int]) -> s
     # renamed into place: a folder under the photo's name is its pairs, whole.
     part = folder.with_name(f".{folder.name}.{os.getpid()}.part")
     shutil.rmtree(part, ignore_errors=True)
-    # One stream per photo: its pairs do not depend on which other photos are in the folder, nor on the workers.
-    write_pairs(sharp, part, synth, np.random.default_rng([synth.seed, zlib.crc32(name.encode())]))
-    atomic_write_text(part / STAMP, json.dumps(file_stamp(path)))
+    try:
+        # One stream per photo: its pairs do not depend on which other photos are in the folder, nor on the workers.
+        write_pairs(sharp, part, synth, np.random.default_rng([synth.seed, zlib.crc32(name.encode())]))
+        atomic_write_text(part / STAMP, json.dumps(file_stamp(path)))
+    except BaseException:  # a stop, a full disk: the half-made photo had kept, until the next run, room it needs
+        shutil.rmtree(part, ignore_errors=True)
+        raise
     try:
         os.rename(part, folder)
     except OSError:
