@@ -255,10 +255,14 @@ def test_a_full_disk_is_one_line_naming_what_was_being_written(tmp_path, monkeyp
     assert f"error: {tmp_path / 'out' / '000.png'}: {os.strerror(errno.ENOSPC)}: free some space" in result.output
     assert list((tmp_path / "out").iterdir()) == []  # no temporary file left
 
-    def checkpoint_on_a_full_disk(*args, **kwargs):
+    def checkpoint_on_a_full_disk(manager, *args, **kwargs):
+        unfinished = Path(manager.directory) / "ckpt-2_temp"  # as TensorFlow leaves it, holding the room
+        unfinished.mkdir(parents=True)
+        (unfinished / "part-0.tempstate1").write_bytes(b"half a checkpoint")
         raise tf.errors.ResourceExhaustedError(None, None, f"ckpt-2_temp/part-0; {os.strerror(errno.ENOSPC)}")
 
     monkeypatch.setattr(tf.train.CheckpointManager, "save", checkpoint_on_a_full_disk)
     result = runner.invoke(app, ["train", "--config", "smoke", "--out", str(tmp_path / "run"), "-q"])
     assert result.exit_code == 1 and isinstance(result.exception, SystemExit), result.output
     assert f"error: {tmp_path / 'run' / 'checkpoints'}: {os.strerror(errno.ENOSPC)}: free some" in result.output
+    assert list((tmp_path / "run" / "checkpoints").iterdir()) == []

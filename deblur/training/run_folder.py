@@ -16,6 +16,7 @@ import contextlib
 import hashlib
 import json
 import re
+import shutil
 import tempfile
 import zipfile
 from collections.abc import Callable, Iterator
@@ -169,6 +170,13 @@ def checkpoint_manager(
 
     directory = run.checkpoints if is_chief else Path(tempfile.mkdtemp(prefix=f"deblur-{task}-"))
     return tf.train.CheckpointManager(checkpoint, str(directory), max_to_keep=keep)
+
+
+def remove_unfinished_checkpoints(directory: Path) -> None:
+    """Remove what TensorFlow left of a checkpoint it could not finish: it writes one into `<prefix>-<step>_temp/`
+    and moves its files out, and one a full disk stopped kept, in that folder, the room the next run needs."""
+    for unfinished in directory.glob("*_temp"):
+        shutil.rmtree(unfinished, ignore_errors=True)
 
 
 def init_architecture(init: str) -> dict | None:

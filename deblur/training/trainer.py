@@ -43,6 +43,7 @@ from deblur.training.run_folder import (
     load_initial_weights,
     read_metrics,
     refuse_other_backend,
+    remove_unfinished_checkpoints,
     resuming_line,
     save_model,
     training_session,
@@ -331,6 +332,7 @@ class Session:
         except tf.errors.ResourceExhaustedError as err:
             if (full := full_disk_from_tensorflow(err, self.manager.directory)) is None:
                 raise
+            remove_unfinished_checkpoints(Path(self.manager.directory))
             raise full from err
 
     # === The end ===
