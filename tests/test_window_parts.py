@@ -51,6 +51,9 @@ def test_a_stopped_or_failed_run_goes_on_to_the_pairs_of_an_unstopped_one(tmp_pa
     work = tmp_path / ".pairs.parts"
     records = [json.loads(line) for line in (work / "windows.jsonl").read_text().splitlines()]
     assert sum(record["psnr"] is not None for record in records) == 2  # the two whole pairs, and still windows
+    # nothing of the pairs not recorded: the third's blurry image, written, had kept its room until the next run
+    staged = sorted(path.relative_to(work / ".windows").as_posix() for path in (work / ".windows").rglob("*.png"))
+    assert staged == ["blur/00000.png", "blur/00001.png", "sharp/00000.png", "sharp/00001.png"]
     if isinstance(failure, KeyboardInterrupt):
         assert str(stopped.value).startswith(f"stopped: {len(records)} window(s) of frames are kept in {work}")
 

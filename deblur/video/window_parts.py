@@ -80,7 +80,7 @@ class WindowWriter:
 
     def __init__(self, work: Path) -> None:
         self.work, self.staged = work, work / ".windows"
-        self.pending: deque[tuple[dict, list[Future]]] = deque()
+        self.pending: deque[tuple[dict, list[Future], list[Path]]] = deque()
 
     def __enter__(self) -> WindowWriter:
         for kind in ("blur", "sharp"):
@@ -90,20 +90,18 @@ class WindowWriter:
         return self
 
     def add(self, record: dict, images: dict[str, np.ndarray] | None, pair: int) -> None:
-        futures = [
-            self.pool.submit(_save_png, image, self.staged / kind / f"{pair:05d}.png")
-            for kind, image in (images or {}).items()
-        ]
-        self.pending.append((record, futures))
+        saved = {self.staged / kind / f"{pair:05d}.png": image for kind, image in (images or {}).items()}
+        futures = [self.pool.submit(_save_png, image, path) for path, image in saved.items()]
+        self.pending.append((record, futures, list(saved)))
         self._record(wait=False)
-        while sum(not future.done() for _, futures in self.pending for future in futures) > 2 * WRITERS:
+        while sum(not future.done() for _, futures, _ in self.pending for future in futures) > 2 * WRITERS:
             self._record(wait=True, first_only=True)
 
     def _record(self, *, wait: bool, first_only: bool = False) -> None:
         """Records the windows at the front whose pairs are whole; with `wait`, waits for them first (and raises a
         write's error)."""
         while self.pending:
-            record, futures = self.pending[0]
+            record, futures, _ = self.pending[0]
             if wait:
                 for future in futures:
                     future.result()
@@ -116,13 +114,21 @@ class WindowWriter:
                 return
 
     def __exit__(self, kind, error, trace) -> None:
+        stopped = error is not None
         try:
-            if error is None:
+            if not stopped:
                 self._record(wait=True)
+        except BaseException:  # a write's error, found as the last images were waited for
+            stopped = True
+            raise
         finally:
             self.pool.shutdown(wait=True, cancel_futures=True)
-            if error is not None:  # what was whole when it stopped is kept for the next run
+            if stopped:  # what was whole when it stopped is kept for the next run
                 self._record(wait=False)
+                # and what was not, a full disk's half PNG among them, is not left holding room the next run needs
+                for _, _, paths in self.pending:
+                    for path in paths:
+                        path.unlink(missing_ok=True)
             self.records.close()
 
 
