@@ -356,3 +356,23 @@ def test_a_stopped_evaluation_without_out_says_how_to_keep_its_scores(synthetic,
     result = runner.invoke(app, ["evaluate", str(data), "--model", str(model), "--split", "all", "-q"])
     assert result.exit_code == 130
     assert "stopped: nothing was kept; with --out FILE, a stopped evaluation goes on" in result.output
+
+
+def test_a_full_disk_while_a_score_is_kept_names_the_results_file(tmp_path, monkeypatch):
+    import errno
+    import os
+
+    import deblur.evaluation.resume as resume
+    from deblur.data.pairs import Pair
+    from deblur.evaluation.report import ImageResult
+
+    def no_room(fd):  # as a write of the file's own says it: with no file name
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    pair = make_flat_dataset(tmp_path / "pairs", count=1) / "blur" / "000.png"
+    scored = resume.ScoredSoFar(tmp_path / "results.json", {"data": "pairs"})
+    monkeypatch.setattr(resume.os, "fsync", no_room)
+    result = ImageResult("000.png", 16, 16, psnr={}, ssim={}, kernel=False, seconds={})
+    with pytest.raises(OSError) as caught:
+        scored.add(Pair(pair, pair.parent.parent / "sharp" / "000.png", "000.png"), result)
+    assert (caught.value.errno, caught.value.filename) == (errno.ENOSPC, str(tmp_path / "results.json"))

@@ -19,7 +19,7 @@ from pathlib import Path
 from deblur.data.pairs import Pair
 from deblur.data.writer import kernel_file
 from deblur.evaluation.report import ImageResult
-from deblur.files import atomic_write_text, file_stamp
+from deblur.files import atomic_write_text, file_stamp, full_disk_named
 
 PARTS_FORMAT = 1
 
@@ -32,7 +32,7 @@ class ScoredSoFar:
     """The results an earlier run with the same `settings` scored, and where this run's go."""
 
     def __init__(self, out: Path, settings: dict) -> None:
-        self.path = parts_file(out)
+        self.out, self.path = out, parts_file(out)
         self.settings = json.loads(json.dumps({"format": PARTS_FORMAT, **settings}))  # as it reads back
         self.results: dict[str, tuple[list, ImageResult]] = {}
         lines = self._lines()
@@ -65,7 +65,7 @@ class ScoredSoFar:
         stamp = _stamp(pair)
         self.results[pair.name] = (stamp, result)
         line = json.dumps({"name": pair.name, "files": stamp, "result": asdict(result)})
-        with self.path.open("a") as file:
+        with full_disk_named(self.out, self.path), self.path.open("a") as file:  # said with no file name
             file.write(line + "\n")
             file.flush()
             os.fsync(file.fileno())
