@@ -153,7 +153,12 @@ def plan_inputs(
     plan = InputPlan(missing=[path for path, _ in found if not path.exists()], max_pixels=max_pixels, raw=raw)
     kinds = [(path, name, input_kind(path)) for path, name in found if path.exists()]
     outputs = output_paths(
-        kinds, Path(write.out), write.fmt, keep_extension=write.keep_extension, codec=write.encoding.codec
+        kinds,
+        Path(write.out),
+        write.fmt,
+        keep_extension=write.keep_extension,
+        codec=write.encoding.codec,
+        side_by_side=write.side_by_side,
     )
     for path, name, kind in kinds:
         item = Input(path, name, kind, outputs[path])
@@ -169,23 +174,31 @@ def output_paths(
     *,
     keep_extension: bool = False,
     codec: Codec = "h264",
+    side_by_side: bool = False,
 ) -> dict[Path, Path]:
     """Where each input's result goes (photos as `fmt`, clips as video in `codec`'s container; with
     `keep_extension` the input's extension stays in the name: photo.webp -> photo.webp.png); refuses, listing every
-    one at once, inputs that would write one file or an output over an input."""
+    one at once, inputs that would write one file or an output over an input, each one's `side_by_side` included
+    (a.png's is a_side_by_side.png, which an input of that name had found there and kept as its output)."""
     outputs: dict[Path, Path] = {}
-    taken: dict[Path, list[Path]] = {}
+    taken: dict[Path, list[str]] = {}
     given = {path.resolve() for path, _, _ in inputs}
     over_inputs = []
     for path, name, kind in inputs:
         suffix = video_suffix(path, codec) if kind == "video" else f".{fmt}"
         target = out_dir / (name.with_name(name.name + suffix) if keep_extension else name.with_suffix(suffix))
-        if target.resolve() in given:
-            over_inputs.append(f"{target} would overwrite an input")
-        taken.setdefault(target, []).append(path)
+        written = (
+            {target: str(path), side_by_side_path(target): f"{path}'s side-by-side"}
+            if side_by_side
+            else {target: str(path)}
+        )
+        for output, source in written.items():
+            if output.resolve() in given:
+                over_inputs.append(f"{output} would overwrite an input")
+            taken.setdefault(output, []).append(source)
         outputs[path] = target
     clashes = [
-        f"{', '.join(str(p) for p in sources)} would all be written to {target}"
+        f"{', '.join(sources)} would all be written to {target}"
         for target, sources in taken.items()
         if len(sources) > 1
     ]

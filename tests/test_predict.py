@@ -1,8 +1,10 @@
 """`deblur predict` on photos as people have them: name clashes, mistyped paths, phones' photos."""
 
+import contextlib
 import time
 
 import numpy as np
+import pytest
 from helpers import make_clip, save_model, walks_of
 from PIL import Image
 from typer.testing import CliRunner
@@ -42,6 +44,30 @@ def test_every_name_clash_is_listed_before_any_work_and_keep_extension_tells_the
     assert result.exit_code == 0, result.output
     names = sorted(path.name for path in out.iterdir())
     assert names == ["other.jpg.png", "other.png.png", "photo.tiff.png", "photo.webp.png", "single.png.png"]
+
+
+def test_a_side_by_side_named_as_another_inputs_output_is_a_clash_before_any_work(tmp_path, monkeypatch):
+    from deblur.predict import NameClashError
+    from deblur.scale.plan import plan_inputs as plan_tasks
+    from deblur.settings import WriteSettings
+
+    model_never_loads(monkeypatch)
+    src, out = tmp_path / "in", tmp_path / "out"
+    src.mkdir()
+    for name in ("a.png", "a_side_by_side.png"):  # a's side-by-side had been kept as the other's output
+        Image.fromarray(noise((16, 16, 3))).save(src / name)
+    result = runner.invoke(app, ["predict", str(src), "--out", str(out), "--side-by-side", "-q"])
+    assert result.exit_code == 1 and not out.exists(), result.output
+    assert (
+        f"  - {src / 'a.png'}'s side-by-side, {src / 'a_side_by_side.png'} would all be written to "
+        f"{out / 'a_side_by_side.png'}\n" in result.output
+    )
+    with pytest.raises(NameClashError, match="would all be written to"):  # the engine's plan, the same
+        plan_tasks([str(src)], WriteSettings(out=str(out), side_by_side=True), 10**8, dict, contextlib.ExitStack())
+    # a side-by-side over an input, given one by one into their own folder
+    given = [str(src / "a.png"), str(src / "a_side_by_side.png"), "--out", str(src), "--side-by-side", "-q"]
+    result = runner.invoke(app, ["predict", *given])
+    assert result.exit_code == 1 and f"{src / 'a_side_by_side.png'} would overwrite an input" in result.output
 
 
 def test_a_mistyped_path_is_named_before_the_model_loads(tmp_path, monkeypatch):

@@ -82,7 +82,14 @@ def plan_inputs(
     kinds = [(Path(source), Path(name), input_kind(Path(source))) for source, name in local if Path(source).exists()]
     kinds += [(Path(source), Path(name), "photo") for source, name in remote]  # by suffix: objects are not opened
     folder = local_out or Path(".")  # a URL's names are joined to it below
-    targets = output_paths(kinds, folder, write.fmt, keep_extension=write.keep_extension, codec=write.encoding.codec)
+    targets = output_paths(
+        kinds,
+        folder,
+        write.fmt,
+        keep_extension=write.keep_extension,
+        codec=write.encoding.codec,
+        side_by_side=write.side_by_side,
+    )
     sources = [source for source, _ in local if Path(source).exists()] + [source for source, _ in remote]
     given = set(sources)  # a million inputs are a million lookups
     for source, (path, _, kind) in zip(sources, kinds, strict=True):
