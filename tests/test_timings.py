@@ -94,6 +94,10 @@ def test_refuses_to_overwrite_earlier_results(smoke_run, tmp_path):
     (tmp_path / "timings.json").write_bytes(before)  # one of the two
     result = runner.invoke(app, ["timings", *SMOKE, "--out", str(tmp_path), "--stages", "tf.data"])
     assert result.exit_code == 1 and f"{tmp_path / 'timings.json'} already exists:" in result.output
+    (tmp_path / "timings.png").mkdir()  # had been found after the timing, where overwriting was allowed
+    result = runner.invoke(app, ["timings", *SMOKE, "--out", str(tmp_path), "--stages", "tf.data", "--overwrite"])
+    assert result.exit_code == 1 and "timings.png is a folder, where an output file goes" in result.output
+    assert "stage tf.data" not in result.output  # refused before any stage was timed
 
 
 def test_unknown_stage_is_an_error(tmp_path):

@@ -17,7 +17,7 @@ from deblur.config import MIN_PATCH_SIZE, Config, load_config
 from deblur.data.demo import ensure_demo_dataset
 from deblur.data.pairs import preflight
 from deblur.errors import Interrupted, OutputExistsError, SettingError, error_reason
-from deblur.files import atomic_write_text, check_folder
+from deblur.files import atomic_write_text, check_folder, refuse_folder
 from deblur.hardware import cpu_bf16_flags, describe_device, gpu_compute_capabilities, keras_backend
 from deblur.model import GRADIENTS, build_generator
 from deblur.timings.chart import write_chart
@@ -103,6 +103,8 @@ def compute_dtype(stage: Stage) -> str:
 
 def check_outputs(out: Path, overwrite: bool) -> None:
     check_folder(out, "out")
+    for name in OUTPUTS:  # found at the end, after minutes of timing, where overwriting was allowed
+        refuse_folder(out / name, settings=("out",))
     existing = [str(out / name) for name in OUTPUTS if (out / name).exists()]
     if existing and not overwrite:
         raise OutputExistsError(
