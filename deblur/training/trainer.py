@@ -326,7 +326,7 @@ class Session:
 
     def save(self) -> str:
         """A checkpoint at this step. A full disk is raised as the OSError it is (TensorFlow says
-        ResourceExhaustedError), which the command says in one line."""
+        ResourceExhaustedError), which the command says in one line, what was written of the checkpoint removed."""
         try:
             return self.manager.save(checkpoint_number=self.step)
         except tf.errors.ResourceExhaustedError as err:

@@ -76,7 +76,7 @@ class WindowWriter:
     """Each new window's pair written, and its record appended to the work folder's `windows.jsonl` once the pair
     is whole, in time order. The PNGs are compressed on `WRITERS` threads while the next frames are decoded, a few
     images ahead at most (each 1080p pair is 12 MB). Leaving the block waits for the images begun, records those
-    whole, and drops the rest; on success every image is written, or its error raised."""
+    whole, and drops the rest, their files too; on success every image is written, or its error raised."""
 
     def __init__(self, work: Path) -> None:
         self.work, self.staged = work, work / ".windows"
