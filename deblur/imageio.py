@@ -15,11 +15,11 @@ from __future__ import annotations
 import contextlib
 import io
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path, PurePath
-from typing import BinaryIO, Literal, get_args
+from typing import BinaryIO, Literal, TypeVar, get_args
 
 import numpy as np
 from PIL import Image, ImageOps, UnidentifiedImageError
@@ -535,7 +535,8 @@ def find_photos_and_raw(
     inputs: list[Path], *, suffixes: set[str] = READ_SUFFIXES, skip: Path | None = None
 ) -> tuple[list[tuple[Path, Path]], list[Path]]:
     """What `find_images` finds, and apart the camera RAW files in the folders among `inputs` (to be told of, not
-    read), in one walk of each folder: a NAS's folder of many thousands had been walked twice."""
+    read), in one walk of each folder: a NAS's folder of many thousands had been walked twice. Each file once
+    (`given_once`)."""
     found: list[tuple[Path, Path]] = []
     raw: list[Path] = []
     for item in inputs:
@@ -545,7 +546,22 @@ def find_photos_and_raw(
                 raw.append(path)
             else:
                 found.append((path, name))
-    return found, raw
+    if len(inputs) == 1:  # a folder alone holds each file once
+        return found, raw
+    return given_once(found), list(dict.fromkeys(raw))
+
+
+F = TypeVar("F", str, Path)
+N = TypeVar("N", str, Path)
+
+
+def given_once(found: list[tuple[F, N]], key: Callable[[F], str] = os.path.abspath) -> list[tuple[F, N]]:
+    """Each file of `found` ((path, name)) once, as first given: one given twice (`photos/*.jpg photos/best.jpg`,
+    or a folder and a file in it) had been a name clash with itself. `key` tells two paths of one file alike."""
+    firsts: dict[str, tuple[F, N]] = {}
+    for path, name in found:
+        firsts.setdefault(key(path), (path, name))
+    return list(firsts.values())
 
 
 # Folders a NAS keeps its thumbnails in beside the photos (Synology's @eaDir holds five JPEGs for each photo): not

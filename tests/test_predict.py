@@ -2,6 +2,7 @@
 
 import contextlib
 import time
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -68,6 +69,23 @@ def test_a_side_by_side_named_as_another_inputs_output_is_a_clash_before_any_wor
     given = [str(src / "a.png"), str(src / "a_side_by_side.png"), "--out", str(src), "--side-by-side", "-q"]
     result = runner.invoke(app, ["predict", *given])
     assert result.exit_code == 1 and f"{src / 'a_side_by_side.png'} would overwrite an input" in result.output
+
+
+def test_a_photo_given_twice_is_deblurred_once(tmp_path, monkeypatch):
+    from deblur.predict import plan_inputs
+    from deblur.scale.plan import plan_inputs as plan_tasks
+    from deblur.settings import WriteSettings
+
+    src, out = tmp_path / "in", tmp_path / "out"
+    src.mkdir()
+    Image.fromarray(noise((16, 16, 3))).save(src / "a.png")
+    monkeypatch.chdir(tmp_path)
+    # twice by one name, by another, and as a folder's: it had been a name clash with itself
+    given = ["in/a.png", "in/a.png", str(src / "a.png"), "in", "./in/a.png"]
+    plan = plan_inputs(given, WriteSettings(out=str(out)))
+    assert [(item.source, item.target) for item in plan.todo] == [(Path("in/a.png"), out / "a.png")]
+    tasks = plan_tasks(given, WriteSettings(out=str(out)), 10**8, dict, contextlib.ExitStack()).tasks
+    assert [(task.source, task.target) for task in tasks] == [("in/a.png", str(out / "a.png"))]
 
 
 def test_a_mistyped_path_is_named_before_the_model_loads(tmp_path, monkeypatch):

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from deblur.errors import DeblurError, OutputBusyError, OutputExistsError, SettingError
 from deblur.files import one_run_at_a_time, refuse_folder, side_by_side_path, to_write, work_folder
-from deblur.imageio import RAW_SUFFIXES, READ_SUFFIXES
+from deblur.imageio import RAW_SUFFIXES, READ_SUFFIXES, given_once
 from deblur.predict import check_output_folder, input_kind, output_paths
 from deblur.scale import storage
 from deblur.settings import WriteSettings
@@ -76,6 +76,7 @@ def plan_inputs(
             plan.raw += [source for source, name in found if _is_raw(name)]
             found = [(source, name) for source, name in found if not _is_raw(name)]
         (remote if storage.is_url(location) else local).extend(found)
+    local, remote = given_once(local), given_once(remote, key=str)  # as plain predict finds them
     for source, _ in local:
         if not Path(source).exists():
             plan.failed.append((source, f"{source}: no such file"))
