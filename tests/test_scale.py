@@ -78,7 +78,10 @@ def test_a_folder_with_a_corrupt_photo_gives_plain_predicts_outputs_a_dead_lette
     assert written == sorted(p.relative_to(tmp_path / "scaled") for p in (tmp_path / "scaled").rglob("*.png"))
     assert len(written) == 6
     for name in written:
-        assert np.abs(pixels(tmp_path / "plain" / name) - pixels(tmp_path / "scaled" / name)).max() <= 1
+        # A worker runs on one thread, plain predict on both: float sums in another order (about one value in twenty
+        # a level apart), which the shake estimate carried to 2 levels in a pixel of shaken.png once in CI (2026-12-06).
+        differ = np.abs(pixels(tmp_path / "plain" / name) - pixels(tmp_path / "scaled" / name))
+        assert differ.max() <= 2 and differ.mean() < 0.25, (name, differ.max(), differ.mean())
     with open(tmp_path / "scaled" / FAILED_LIST) as listed:
         rows = list(csv.reader(listed))
     assert rows[0] == ["file", "reason"] and len(rows) == 2
