@@ -79,13 +79,16 @@ def test_a_photo_given_twice_is_deblurred_once(tmp_path, monkeypatch):
     src, out = tmp_path / "in", tmp_path / "out"
     src.mkdir()
     Image.fromarray(noise((16, 16, 3))).save(src / "a.png")
+    Image.fromarray(noise((16, 16, 3))).save(src / "a.dng", format="TIFF")  # a camera's RAW, left out and said
     monkeypatch.chdir(tmp_path)
     # twice by one name, by another, and as a folder's: it had been a name clash with itself
-    given = ["in/a.png", "in/a.png", str(src / "a.png"), "in", "./in/a.png"]
+    given = ["in/a.png", "in/a.png", str(src / "a.png"), "in", "./in/a.png", "in"]
     plan = plan_inputs(given, WriteSettings(out=str(out)))
     assert [(item.source, item.target) for item in plan.todo] == [(Path("in/a.png"), out / "a.png")]
-    tasks = plan_tasks(given, WriteSettings(out=str(out)), 10**8, dict, contextlib.ExitStack()).tasks
-    assert [(task.source, task.target) for task in tasks] == [("in/a.png", str(out / "a.png"))]
+    assert plan.raw == [Path("in/a.dng")]
+    tasks = plan_tasks(given, WriteSettings(out=str(out)), 10**8, dict, contextlib.ExitStack())
+    assert [(task.source, task.target) for task in tasks.tasks] == [("in/a.png", str(out / "a.png"))]
+    assert tasks.raw == ["in/a.dng"]
 
 
 def test_a_mistyped_path_is_named_before_the_model_loads(tmp_path, monkeypatch):

@@ -77,6 +77,7 @@ def plan_inputs(
             found = [(source, name) for source, name in found if not _is_raw(name)]
         (remote if storage.is_url(location) else local).extend(found)
     local, remote = given_once(local), given_once(remote, key=str)  # as plain predict finds them
+    plan.raw = list(dict.fromkeys(plan.raw))
     for source, _ in local:
         if not Path(source).exists():
             plan.failed.append((source, f"{source}: no such file"))
