@@ -1,6 +1,7 @@
 import numpy as np
 import pytest
 from helpers import make_flat_dataset, noise_image, write_image
+from PIL import Image
 
 from deblur.data.pairs import DatasetError, discover, preflight
 
@@ -98,6 +99,12 @@ def test_non_image_file(tmp_path):
     (tmp_path / "blur" / "notes.txt").write_text("x")
     (tmp_path / "sharp" / "notes.txt").write_text("x")
     assert "blur/notes.txt: not an image file" in problems_of(tmp_path)
+    for suffix in (".tif", ".webp"):  # photos predict reads, which had been called no image
+        for kind in ("blur", "sharp"):
+            Image.open(tmp_path / kind / "000.png").save(tmp_path / kind / f"photo{suffix}")
+    found = problems_of(tmp_path)
+    assert "blur/photo.tif: a TIFF photo, which training does not read (PNG, JPEG or BMP expected: convert" in found
+    assert "blur/photo.webp: a WEBP photo, which training does not read" in found
 
 
 def test_smaller_than_patch(tmp_path):

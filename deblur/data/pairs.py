@@ -19,7 +19,7 @@ from PIL import Image, UnidentifiedImageError
 from deblur.config import MIN_VAL_CROP
 from deblur.console import progress_bar
 from deblur.errors import DeblurError
-from deblur.imageio import find_images, in_hidden
+from deblur.imageio import READ_SUFFIXES, find_images, in_hidden
 
 IMAGE_SUFFIXES = {".png", ".jpg", ".jpeg", ".bmp"}
 READABLE_FORMATS = {"PNG", "JPEG", "BMP", "MPO"}  # MPO: JPEGs from some cameras
@@ -98,7 +98,7 @@ def find_pairs(root: str | Path) -> tuple[list[Pair], list[str]]:
             elif rel not in partners:
                 problems.append(f"{blurry}: no sharp partner (expected {sharp})")
             elif blurry.suffix.lower() not in IMAGE_SUFFIXES:
-                problems.append(f"{blurry}: not an image file (PNG, JPEG or BMP expected)")
+                problems.append(_unread(blurry))
             elif deconvolved_files is not None and rel not in deconvolved_files:
                 problems.append(f"{blurry}: no deconvolution beside it (expected {deconvolved_dir / rel})")
             else:
@@ -106,6 +106,15 @@ def find_pairs(root: str | Path) -> tuple[list[Pair], list[str]]:
                 deconvolved = deconvolved_dir / rel if deconvolved_files is not None else None
                 pairs.append(Pair(blurry, sharp, name.removeprefix("./"), deconvolved))
     return pairs, problems
+
+
+def _unread(path: Path) -> str:
+    """Why training leaves out a file of a blur/ folder: a photo in a format predict reads (a TIFF) had been called
+    no image at all."""
+    if path.suffix.lower() in READ_SUFFIXES:
+        kind = Image.registered_extensions().get(path.suffix.lower(), path.suffix.lstrip(".").upper())  # TIFF
+        return f"{path}: a {kind} photo, which training does not read (PNG, JPEG or BMP expected: convert the pairs)"
+    return f"{path}: not an image file (PNG, JPEG or BMP expected)"
 
 
 def _partners(blurry_files: set[Path], sharp_files: set[Path]) -> dict[Path, Path]:
