@@ -31,7 +31,7 @@ from deblur.imageio import (
 )
 from deblur.min_side import check_min_side
 from deblur.settings import PredictSettings, WriteSettings
-from deblur.video.clips import VIDEO_SUFFIXES, is_media_file
+from deblur.video.clips import VIDEO_SUFFIXES, clips_named_as_photos, is_media_file
 from deblur.video.encode import Codec, video_suffix
 from deblur.video.predict import ClipReport, VideoOptions, deblur_clip, finished_segment_files
 
@@ -326,7 +326,8 @@ def predict_one(
     target, pair_target = item.target, side_by_side_path(item.target)
     # one of the two there (a run stopped between them, or one without --side-by-side before) is kept
     missing = to_write((target, pair_target) if write.side_by_side else (target,), overwrite=write.overwrite)
-    photo = read_photo(item.source, max_pixels=max_pixels)
+    with clips_named_as_photos(item.source):
+        photo = read_photo(item.source, max_pixels=max_pixels)
     height, width = photo.rgb.shape[:2]
     check_min_side(width, height, str(item.source))
     write.check_holds(width, height, str(item.source))

@@ -374,6 +374,23 @@ def test_a_folder_where_an_output_goes_fails_its_input_before_any_work_naming_it
     assert sorted(path.name for path in out.iterdir()) == ["clip_side_by_side.mp4", "photo0.png"]
 
 
+def test_a_worker_says_a_clip_under_a_photos_name_is_one(model, tmp_path, monkeypatch):
+    from deblur.scale import worker as worker_module
+    from deblur.scale.plan import PHOTO, Task
+    from deblur.settings import DeblurSettings, WriteSettings
+
+    monkeypatch.setattr(worker_module, "hide_native_noise", lambda: None)  # this process's stderr is pytest's
+    clip = make_clip(tmp_path / "clip.mp4", frames=3, audio=False).rename(tmp_path / "funny.gif")
+    settings = DeblurSettings(model, method="network", runtime="tensorflow")
+    worker = worker_module.DeblurWorker(worker_module.WorkerSettings(settings, WriteSettings(str(tmp_path)), 10**7, 1))
+    row = worker(asdict(Task(PHOTO, str(clip), str(tmp_path / "out" / "funny.png"))))
+    assert row["status"] == worker_module.FAILED, row
+    assert (
+        row["reason"]
+        == f"{clip}: a video clip (MP4) under a photo's name: name it as a clip (e.g. funny.mp4) to deblur it"
+    )
+
+
 def test_a_folder_of_raw_files_only_says_what_it_holds_on_the_engine_too(tmp_path):
     (tmp_path / "card").mkdir()
     Image.fromarray(np.zeros((8, 12, 3), np.uint8)).save(tmp_path / "card" / "a.dng", format="TIFF")

@@ -22,7 +22,7 @@ from deblur.min_side import check_min_side
 from deblur.scale import storage
 from deblur.scale.plan import PHOTO, Task, finished
 from deblur.settings import DeblurSettings, WriteSettings
-from deblur.video.clips import Clip, VideoReadError, frame_times, probe_clip, read_frames
+from deblur.video.clips import Clip, VideoReadError, clips_named_as_photos, frame_times, probe_clip, read_frames
 from deblur.video.predict import VideoOptions, clip_of, deblur_segment, pair_segment
 
 OK, FAILED, SKIPPED = "ok", "failed", "skipped"
@@ -109,9 +109,10 @@ class DeblurWorker:
     def photo(self, task: Task) -> list[str]:
         """Deblur one photo into its output; what its format could not hold of it."""
         write = self.settings.write
-        photo = decode_photo(
-            io.BytesIO(storage.read_bytes(task.source)), task.source, max_pixels=self.settings.max_pixels
-        )
+        with clips_named_as_photos(None if storage.is_url(task.source) else Path(task.source)):
+            photo = decode_photo(
+                io.BytesIO(storage.read_bytes(task.source)), task.source, max_pixels=self.settings.max_pixels
+            )
         height, width = photo.rgb.shape[:2]
         check_min_side(width, height, task.source)
         write.check_holds(width, height, task.source)

@@ -6,6 +6,7 @@ A file is taken as a clip by its content: whatever FFmpeg opens with a video str
 
 from __future__ import annotations
 
+import contextlib
 import math
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -14,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
-from deblur.imageio import DEFAULT_MAX_PIXELS, ImageReadError
+from deblur.imageio import DEFAULT_MAX_PIXELS, ImageReadError, NotAnImageError
 from deblur.video.pixels import frame_to_rgb
 
 # Suffixes searched for in folders (a file named on the command line is judged by its content).
@@ -77,6 +78,35 @@ def is_media_file(path: Path) -> bool:
             return not any(name in container.format.name for name in _STILL_FORMATS)
     except (av.FFmpegError, OSError, UnicodeDecodeError, ValueError):
         return False
+
+
+@contextlib.contextmanager
+def clips_named_as_photos(path: Path | None) -> Iterator[None]:
+    """A photo at `path` (a local file; None for a URL) that Pillow cannot read and that is a video clip (a "GIF"
+    saved from a site that sends MP4, a renamed clip) is said to be one: it had been called no readable image."""
+    try:
+        yield
+    except NotAnImageError as err:
+        kind = _clip_format(path) if path is not None else None
+        if kind is None:
+            raise
+        raise NotAnImageError(
+            f"{path}: a video clip ({kind}) under a photo's name: name it as a clip (e.g. {path.stem}.mp4) to deblur it"
+        ) from err
+
+
+def _clip_format(path: Path) -> str | None:
+    """FFmpeg's name of the container of the clip at `path`; None where it is no clip."""
+    import av
+
+    try:
+        with av.open(str(path), metadata_errors="ignore") as container:
+            if any(name in container.format.name for name in _STILL_FORMATS) or picture_stream(container) is None:
+                return None
+            names = container.format.name.split(",")  # FFmpeg's "mov,mp4,m4a,3gp,3g2,mj2"
+            return "MP4" if "mp4" in names else names[0].upper()
+    except (av.FFmpegError, OSError, UnicodeDecodeError, ValueError):
+        return None
 
 
 def picture_stream(container):
