@@ -94,12 +94,14 @@ def test_a_photo_given_twice_is_deblurred_once(tmp_path, monkeypatch):
 def test_a_clip_under_a_photos_name_is_said_to_be_one(tmp_path):
     # a "GIF" saved from a site that sends MP4: it had been "not a readable image"
     make_clip(tmp_path / "clip.mp4", frames=3, audio=False).rename(tmp_path / "funny.gif")
+    (tmp_path / "shot.cr3").write_bytes((tmp_path / "funny.gif").read_bytes())  # FFmpeg opens a CR3 as a clip
     Image.fromarray(noise((16, 16, 3))).save(tmp_path / "a.png")
     (tmp_path / "b.png").write_bytes(b"\x89PNG not really")
-    given = [str(tmp_path / name) for name in ("funny.gif", "a.png", "b.png")]
+    given = [str(tmp_path / name) for name in ("funny.gif", "a.png", "b.png", "shot.cr3")]
     model, out = save_model(tmp_path / "m"), tmp_path / "out"
     result = runner.invoke(app, ["predict", *given, "--model", str(model), "--out", str(out), "-q"])
-    assert result.exit_code == 1 and "1 written, 2 failed" in result.output, result.output
+    assert result.exit_code == 1 and "1 written, 3 failed" in result.output, result.output
+    assert f"failed: {tmp_path / 'shot.cr3'}: a camera RAW file (.cr3)" in result.output
     assert (
         f"failed: {tmp_path / 'funny.gif'}: a video clip (MP4) under a photo's name: name it as a clip (e.g. "
         "funny.mp4) to deblur it" in result.output

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
-from deblur.imageio import DEFAULT_MAX_PIXELS, ImageReadError, NotAnImageError
+from deblur.imageio import DEFAULT_MAX_PIXELS, RAW_SUFFIXES, ImageReadError, NotAnImageError
 from deblur.video.pixels import frame_to_rgb
 
 # Suffixes searched for in folders (a file named on the command line is judged by its content).
@@ -87,7 +87,8 @@ def clips_named_as_photos(path: Path | None) -> Iterator[None]:
     try:
         yield
     except NotAnImageError as err:
-        kind = _clip_format(path) if path is not None else None
+        # a camera's RAW file keeps its own advice: FFmpeg opens a CR3 as a clip
+        kind = _clip_format(path) if path is not None and path.suffix.lower() not in RAW_SUFFIXES else None
         if kind is None:
             raise
         raise NotAnImageError(
