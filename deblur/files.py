@@ -99,12 +99,6 @@ def refuse_folder(path: Path, settings: tuple[str, ...] = ()) -> None:
         )
 
 
-def file_there(path: Path) -> bool:
-    """Whether an output file is at `path` (files appear atomically, so one that is there is whole); a folder is
-    not one."""
-    return path.exists() and not path.is_dir()
-
-
 def to_write(outputs: Sequence[Path], *, overwrite: bool = False) -> list[Path]:
     """Which of one input's `outputs` (its output, and its side-by-side) to write: all of them with `overwrite`, else
     those not there, as a run stopped between the two leaves one (it had been refused as existing at each run

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Protocol
 import numpy as np
 
 from deblur.errors import DeblurError, Interrupted, NothingFoundError, OutputExistsError, SettingError
-from deblur.files import check_folder, file_there, side_by_side_path, to_write, work_folder
+from deblur.files import check_folder, side_by_side_path, to_write, work_folder
 from deblur.imageio import (
     DEFAULT_MAX_PIXELS,
     READ_SUFFIXES,
@@ -217,8 +217,9 @@ def output_paths(
 
 
 def _finished(item: Input, write: WriteSettings) -> bool:
-    """Whether the output is there, with its side-by-side when one is asked for."""
-    return file_there(item.target) and (not write.side_by_side or file_there(side_by_side_path(item.target)))
+    """Whether the output is there, with its side-by-side when one is asked for (files appear atomically, so one
+    that is there is whole; a folder there is no output)."""
+    return item.target.is_file() and (not write.side_by_side or side_by_side_path(item.target).is_file())
 
 
 def deblur_photos(

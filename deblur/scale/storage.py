@@ -14,7 +14,7 @@ import posixpath
 from pathlib import Path
 
 from deblur.errors import SettingError
-from deblur.files import atomic_path, file_there, side_by_side_name
+from deblur.files import atomic_path, side_by_side_name
 from deblur.imageio import ImageReadError, find_images, in_hidden
 
 
@@ -54,7 +54,7 @@ def list_files(location: str, suffixes: set[str], skip: Path | None = None) -> l
 def is_file(location: str) -> bool:
     """Whether a file (an object) is at `location`: a folder there is not one, nor counted as an output."""
     if not is_url(location):
-        return file_there(Path(location))
+        return Path(location).is_file()
     import pyarrow.fs as pafs
 
     fs, path = _file_system(location)
