@@ -153,6 +153,18 @@ def test_bad_clips_answer_400_and_unknown_jobs_404(model, tmp_path):
         assert list(jobs.root.iterdir()) == []
 
 
+def test_a_clip_sent_as_a_photo_is_said_to_be_one(model, tmp_path):
+    app, _, _ = app_with(model)
+    clip = make_clip(tmp_path / "c.mp4", frames=2, audio=False).read_bytes()
+    with TestClient(app) as client:
+        answer = client.post("/v1/deblur", files={"image": ("party.gif", clip, "image/gif")})
+        assert answer.status_code == 415, answer.text
+        assert answer.json()["detail"] == "party.gif: a video clip (MP4), not a photo: send clips to POST /v1/jobs"
+        # bytes that are neither keep the reason they had
+        answer = client.post("/v1/deblur", files={"image": ("x.png", b"hello", "image/png")})
+        assert answer.status_code == 415 and "not a readable image" in answer.json()["detail"]
+
+
 def test_a_raw_body_upload_and_the_result_before_it_is_ready(model, tmp_path):
     app, _, slow = app_with(model)
     slow.gate.clear()

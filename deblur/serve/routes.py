@@ -44,7 +44,7 @@ ERRORS = {
         "bomb is refused from its header, before decoding)."
     },
     413: {"description": "The upload is larger than the server's limit."},
-    415: {"description": "Not an image Pillow can read."},
+    415: {"description": "Not an image Pillow can read (a video clip is said to be one: clips go to POST /v1/jobs)."},
     503: {"description": "Busy (every place in line is taken) or shutting down; see Retry-After."},
     507: {"description": "The server's disk is full: no room for a large upload."},
     500: {"description": "Inference failed; the server goes on serving."},

@@ -13,12 +13,13 @@ from typing import Any
 
 import numpy as np
 
-from deblur.imageio import check_format_holds, decode_photo, encode_photo, lost_in, peek_photo
+from deblur.imageio import NotAnImageError, check_format_holds, decode_photo, encode_photo, lost_in, peek_photo
 from deblur.inference import Deblurrer
 from deblur.min_side import check_min_side
 from deblur.serve.limits import Limits
 from deblur.serve.work import WorkQueue
 from deblur.strength import DEFAULT_STRENGTH
+from deblur.video.clips import clip_format
 
 MEDIA_TYPES = {"png": "image/png", "jpg": "image/jpeg", "webp": "image/webp"}
 # The warm-up's photo, and the fewest pixels a photo must have to update the measured speed: a tiny photo's time is
@@ -51,8 +52,14 @@ class DeblurService:
 
     def check(self, data: bytes, name: str) -> tuple[int, int]:
         """(width, height) from the header; raises NotAnImageError, ImageTooLargeError or another ImageReadError
-        (ImageTooSmallError among them) before any decoding."""
-        width, height = peek_photo(io.BytesIO(data), name, max_pixels=self.limits.max_pixels)
+        (ImageTooSmallError among them) before any decoding; a video clip is said to be one."""
+        try:
+            width, height = peek_photo(io.BytesIO(data), name, max_pixels=self.limits.max_pixels)
+        except NotAnImageError as err:
+            kind = clip_format(io.BytesIO(data))
+            if kind is None:
+                raise
+            raise NotAnImageError(f"{name}: a video clip ({kind}), not a photo: send clips to POST /v1/jobs") from err
         check_min_side(width, height, name)
         return width, height
 

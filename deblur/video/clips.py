@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from fractions import Fraction
 from pathlib import Path
+from typing import BinaryIO
 
 import numpy as np
 
@@ -88,7 +89,7 @@ def clips_named_as_photos(path: Path | None) -> Iterator[None]:
         yield
     except NotAnImageError as err:
         # a camera's RAW file keeps its own advice: FFmpeg opens a CR3 as a clip
-        kind = _clip_format(path) if path is not None and path.suffix.lower() not in RAW_SUFFIXES else None
+        kind = clip_format(path) if path is not None and path.suffix.lower() not in RAW_SUFFIXES else None
         if kind is None:
             raise
         raise NotAnImageError(
@@ -96,12 +97,13 @@ def clips_named_as_photos(path: Path | None) -> Iterator[None]:
         ) from err
 
 
-def _clip_format(path: Path) -> str | None:
-    """FFmpeg's name of the container of the clip at `path`; None where it is no clip."""
+def clip_format(source: Path | BinaryIO) -> str | None:
+    """FFmpeg's name of the container of the clip at `source` (a path, or an upload's bytes); None where it is no
+    clip."""
     import av
 
     try:
-        with av.open(str(path), metadata_errors="ignore") as container:
+        with av.open(source if not isinstance(source, Path) else str(source), metadata_errors="ignore") as container:
             if any(name in container.format.name for name in _STILL_FORMATS) or picture_stream(container) is None:
                 return None
             names = container.format.name.split(",")  # FFmpeg's "mov,mp4,m4a,3gp,3g2,mj2"
