@@ -376,11 +376,16 @@ def load_config(path: str | Path | None = None, overrides: list[str] | None = No
     try:
         # As bytes: PyYAML then reads UTF-16 by its BOM (PowerShell 5's `>` writes it), and names a byte that is
         # not UTF-8, where decoding it here had ended on UnicodeDecodeError's traceback.
-        raw = yaml.load(path.read_bytes(), Loader=_UniqueKeysLoader) or {}  # a safe loader
+        raw = yaml.load(path.read_bytes(), Loader=_UniqueKeysLoader)  # a safe loader
     except OSError as err:
         raise ConfigError(f"cannot read config file {path}: {err.strerror}") from None
     except yaml.YAMLError as err:
         raise ConfigError(f"{path} is not valid YAML: {yaml_reason(err)}") from None
+    if raw is None:  # an empty file had trained, for an hour, on defaults that are no shipped config's
+        raise ConfigError(
+            f"{path} holds no settings (it is empty, or only comments): give its model, data and train sections, "
+            "or leave --config out for the default (demo)"
+        )
     if not isinstance(raw, dict):
         raise ConfigError(f"{path}: the top level must be a mapping of sections (model, data, train)")
     for item in overrides or []:

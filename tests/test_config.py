@@ -137,3 +137,13 @@ def test_a_bad_value_is_blamed_on_whoever_set_it(tmp_path):
     (tmp_path / "mine.yaml").write_text("model:\n  widht: 8\n")
     with pytest.raises(ConfigError, match=rf"^{re.escape(str(tmp_path / 'mine.yaml'))}: unknown key\(s\) model.widht"):
         load_config(tmp_path / "mine.yaml", ["model.width=8"])  # named among the known keys: still the file's
+
+
+@pytest.mark.parametrize("text", [b"", b"# my settings, to come\n", b"\xef\xbb\xbf", b"---\n"])
+def test_a_config_with_no_settings_is_refused_not_trained_on_defaults(tmp_path, text):
+    path = tmp_path / "mine.yaml"
+    path.write_bytes(text)
+    with pytest.raises(ConfigError, match=r"mine\.yaml holds no settings \(it is empty, or only comments\)"):
+        load_config(path)
+    (tmp_path / "braces.yaml").write_text("{}\n")  # an explicit empty mapping says "the defaults" on purpose
+    assert load_config(tmp_path / "braces.yaml") == Config()
