@@ -42,13 +42,16 @@ from deblur.photo16 import (
 # A decompression-bomb guard for files on the user's own disk: 200 MP is far above any camera's photo. The server's
 # own, lower limit (`deblur.serve.limits`) bounds what strangers can make it hold in memory.
 DEFAULT_MAX_PIXELS = 200_000_000
-HEIF_SUFFIXES = {".heic", ".heif"}
+# .hif: the HEIF photos Canon, Fujifilm and Sony cameras save
+HEIF_SUFFIXES = {".heic", ".heif", ".hif"}
 # Cameras' RAW files: sensor data to develop, not photos. Many are TIFFs whose first image is a small preview,
 # which Pillow reads: deblurred, it came back as a thumbnail.
 RAW_SUFFIXES = {".dng", ".cr2", ".cr3", ".crw", ".nef", ".nrw", ".arw", ".srf", ".sr2", ".orf", ".rw2", ".raf"}
 RAW_SUFFIXES |= {".pef", ".srw", ".rwl", ".3fr", ".iiq", ".x3f", ".erf", ".kdc", ".dcr", ".mrw", ".mos"}
 RAW_ADVICE = "deblur reads developed photos: export a 16-bit TIFF, PNG or JPEG from your RAW developer and deblur that"
-READ_SUFFIXES = {".png", ".jpg", ".jpeg", ".bmp", ".webp", ".tif", ".tiff", ".gif", ".heic", ".heif", ".avif"}
+# .jfif and .jpe: JPEGs under the names Windows browsers saved them by; a folder search had passed them by
+JPEG_SUFFIXES = {".jpg", ".jpeg", ".jfif", ".jpe"}
+READ_SUFFIXES = {".png", *JPEG_SUFFIXES, ".bmp", ".webp", ".tif", ".tiff", ".gif", *HEIF_SUFFIXES, ".avif"}
 WriteFormat = Literal["png", "jpg", "webp", "bmp", "tiff"]
 WRITE_FORMATS = dict(zip(get_args(WriteFormat), ("PNG", "JPEG", "WEBP", "BMP", "TIFF"), strict=True))  # Pillow's names
 DEFAULT_QUALITY = 95  # JPEG and WebP: visually lossless for a photo, a third of the size of 100

@@ -17,6 +17,7 @@ from deblur.imageio import (
     WriteOptions,
     decode_photo,
     encode_photo,
+    find_images,
     peek_photo,
     read_photo,
     write_photo,
@@ -58,6 +59,21 @@ def test_heic_and_avif_from_phones_are_read_as_photos(tmp_path):
         photo = read_photo(tmp_path / name)
         assert photo.rgb.shape == (48, 64, 3)
         assert np.abs(photo.rgb * 255 - pixels).mean() < 6  # lossy, but the same picture
+
+
+def test_jpegs_and_camera_heifs_under_their_other_names_are_found_in_a_folder(tmp_path):
+    # .jfif and .jpe: JPEGs as Windows browsers saved them; .HIF: a Canon, Fujifilm or Sony camera's HEIF
+    from pillow_heif import register_heif_opener
+
+    register_heif_opener()
+    pixels = photo_pixels()
+    Image.fromarray(pixels).save(tmp_path / "saved.jfif", "JPEG", quality=95)
+    Image.fromarray(pixels).save(tmp_path / "old.JPE", "JPEG", quality=95)
+    Image.fromarray(pixels).save(tmp_path / "DSCF0001.HIF", "HEIF", quality=95)
+    found = sorted(name.name for _, name in find_images([tmp_path]))
+    assert found == ["DSCF0001.HIF", "old.JPE", "saved.jfif"]
+    for name in found:
+        assert np.abs(read_photo(tmp_path / name).rgb * 255 - pixels).mean() < 6
 
 
 @pytest.mark.parametrize("fmt", ["jpg", "png", "webp", "tiff"])

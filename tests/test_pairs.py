@@ -107,6 +107,14 @@ def test_non_image_file(tmp_path):
     assert "blur/photo.webp: a WEBP photo, which training does not read" in found
 
 
+def test_a_jpeg_saved_as_jfif_is_a_training_pair(tmp_path):
+    make_flat_dataset(tmp_path, count=3)
+    for kind in ("blur", "sharp"):
+        Image.open(tmp_path / kind / "000.png").convert("RGB").save(tmp_path / kind / "saved.jfif", "JPEG")
+    splits = preflight(tmp_path, 32, progress=False)
+    assert "saved.jfif" in {pair.blurry.name for pair in splits.train + splits.val}
+
+
 def test_smaller_than_patch(tmp_path):
     make_flat_dataset(tmp_path, count=3, size=(48, 64))
     assert "64x48 is smaller than the 56x56 patch size" in problems_of(tmp_path, patch=56)

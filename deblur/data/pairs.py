@@ -19,9 +19,9 @@ from PIL import Image, UnidentifiedImageError
 from deblur.config import MIN_VAL_CROP
 from deblur.console import progress_bar
 from deblur.errors import DeblurError
-from deblur.imageio import READ_SUFFIXES, find_images, in_hidden
+from deblur.imageio import JPEG_SUFFIXES, READ_SUFFIXES, find_images, in_hidden
 
-IMAGE_SUFFIXES = {".png", ".jpg", ".jpeg", ".bmp"}
+IMAGE_SUFFIXES = {".png", *JPEG_SUFFIXES, ".bmp"}
 READABLE_FORMATS = {"PNG", "JPEG", "BMP", "MPO"}  # MPO: JPEGs from some cameras
 TRAIN_SPLIT = "train"
 VAL_SPLITS = ("val", "validation", "test")  # GOPRO calls its held-out split "test"
