@@ -239,6 +239,24 @@ def test_an_mpeg_video_stream_is_a_clip_though_pillow_knows_its_header(tmp_path)
     assert "4 frames" in result.output
 
 
+def test_clips_in_a_dvds_and_a_professional_cameras_containers_are_found_in_a_folder(tmp_path):
+    from deblur.predict import plan_inputs
+    from deblur.scale.plan import plan_inputs as plan_tasks
+    from deblur.settings import WriteSettings
+
+    clips = tmp_path / "shoot"
+    clips.mkdir()
+    make_clip(clips / "VTS_01_1.VOB", codec="mpeg2video", frames=3, fps=25, audio=False)
+    make_clip(clips / "A001C002.MXF", codec="mpeg2video", frames=3, fps=25, audio=False)
+    plan = plan_inputs([clips], WriteSettings(out=str(tmp_path / "out")))
+    assert sorted((item.source.name, item.kind) for item in plan.todo) == [
+        ("A001C002.MXF", "video"),
+        ("VTS_01_1.VOB", "video"),
+    ]
+    tasks = plan_tasks([str(clips)], WriteSettings(out=str(tmp_path / "out")), 10**8, dict, contextlib.ExitStack())
+    assert sorted(Path(task.source).name for task in tasks.tasks) == ["A001C002.MXF", "VTS_01_1.VOB"]
+
+
 def test_transparency_flattened_by_the_format_is_said(tmp_path):
     model = save_model(tmp_path / "identity")
     Image.fromarray(noise((16, 16, 4))).save(tmp_path / "logo.png")

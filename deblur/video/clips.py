@@ -22,6 +22,9 @@ from deblur.video.pixels import frame_to_rgb
 # Suffixes searched for in folders (a file named on the command line is judged by its content).
 VIDEO_SUFFIXES = {".mp4", ".m4v", ".mov", ".mkv", ".webm", ".avi", ".mpg", ".mpeg", ".ts", ".mts", ".m2ts", ".wmv"}
 VIDEO_SUFFIXES |= {".flv", ".3gp", ".ogv", ".m2v", ".m1v", ".mpv"}  # the last three: MPEG video streams alone
+# a DVD's, professional cameras' (MXF), DV camcorders', and other containers FFmpeg reads that a folder search
+# had passed by
+VIDEO_SUFFIXES |= {".vob", ".mxf", ".dv", ".3g2", ".f4v", ".asf", ".divx", ".m2t"}
 # FFmpeg opens still images too (its image2 demuxers): those are photos, read by Pillow.
 _STILL_FORMATS = ("image2", "_pipe", "png", "jpeg", "webp", "bmp", "tiff", "gif")
 

@@ -45,7 +45,7 @@ async function showModel() {
   }
 }
 
-const VIDEO_SUFFIX = /\.(mp4|m4v|mov|mkv|webm|avi|mpe?g|ts|mts|m2ts|wmv|flv|3gp|ogv|m2v|m1v|mpv)$/i;
+const VIDEO_SUFFIX = /\.(mp4|m4v|mov|mkv|webm|avi|mpe?g|ts|mts|m2ts|wmv|flv|3gp|ogv|m2v|m1v|mpv|vob|mxf|dv|3g2|f4v|asf|divx|m2t)$/i;
 const isVideo = (file) => file.type.startsWith("video/") || VIDEO_SUFFIX.test(file.name);
 
 function addPhotos(files) {
