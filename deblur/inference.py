@@ -33,6 +33,46 @@ class ModelLoadError(DeblurError, ValueError):
     """The model file is missing or is not a deblur model."""
 
 
+class ImageArrayError(DeblurError, ValueError):
+    """An array given to a Deblurrer is not one HWC RGB image in [0, 1]."""
+
+
+# How far outside [0, 1] a given image may stray (rounding in the caller's own float arithmetic) before it is taken
+# for another scale: a 0-255 image had come back all white, clipped, without a word.
+RANGE_SLACK = 0.01
+
+
+def as_image(image: np.ndarray, name: str = "the image", *, batch: bool = False) -> np.ndarray:
+    """`image` as float32, refused (ImageArrayError, saying how to mend it) unless it is an HWC RGB image (an NHWC
+    batch of them with `batch`) of finite values in [0, 1]: a uint8 photo, a gray or RGBA array, a batch and NaN had
+    each come back as white, NaN or an error from deep inside TensorFlow."""
+    array = np.asarray(image)
+    want = "an NHWC batch of RGB images" if batch else "one HWC RGB image, (height, width, 3)"
+    if array.ndim != (4 if batch else 3) or array.shape[-1] != 3:
+        if array.ndim == (3 if batch else 2):
+            mend = " (gray: repeat it on a last axis of 3)"
+        elif array.ndim == (4 if batch else 3) and array.shape[-1] == 4:
+            mend = " (RGBA: give its [..., :3])"
+        elif not batch and array.ndim == 4:
+            mend = " (a batch: give its images one at a time, or to Deblurrer.many)"
+        else:
+            mend = ""
+        raise ImageArrayError(f"{name}: an array of shape {array.shape}, where deblur takes {want}{mend}")
+    if array.dtype.kind != "f":
+        mend = f" (from {array.dtype}: divide by {np.iinfo(array.dtype).max})" if array.dtype.kind in "ui" else ""
+        raise ImageArrayError(f"{name}: {array.dtype} pixels, where deblur takes float32 in [0, 1]{mend}")
+    array = np.asarray(array, dtype=np.float32)
+    low, high = (float(array.min()), float(array.max())) if array.size else (0.0, 0.0)
+    if not (low >= -RANGE_SLACK and high <= 1 + RANGE_SLACK):  # NaN fails both
+        if not (np.isfinite(low) and np.isfinite(high)):
+            problem = "holds NaN or infinite values"
+        else:
+            problem = f"has values from {low:g} to {high:g}"
+        scale = " (a 0-255 image: divide it by 255)" if np.isfinite(high) and high > 1.5 else ""
+        raise ImageArrayError(f"{name}: {problem}, where deblur takes values in [0, 1]{scale}")
+    return array
+
+
 @dataclass
 class Deblurrer:
     """A loaded model and how it runs (runtime, tiles, ensemble), the way it deblurs (`method`: `deblur.ways`) and
@@ -138,7 +178,7 @@ class Deblurrer:
         """Deblur images of one size (a clip's frames), `frames_per_call` of them in each model call."""
         if len(images) == 1 or self.frames_per_call(*images[0].shape[:2]) == 1:
             return [self(image) for image in images]
-        batch = np.stack([np.asarray(image, dtype=np.float32) for image in images])
+        batch = as_image(np.stack([np.asarray(image) for image in images]), "the images", batch=True)
         check_min_side(batch.shape[2], batch.shape[1], "the image")
         padded, inside = mirrored_out(batch)  # as `Tiling.restored` does one photo: a frame comes out as predict's
         restored = np.asarray(self.run(padded), dtype=np.float32)[inside]
@@ -148,7 +188,7 @@ class Deblurrer:
                  strength: float | None = None, method: str | None = None) -> np.ndarray:  # fmt: skip
         """Deblur one image its way; `ensemble`, `strength` and `method` override this Deblurrer's for this call
         (the server's per-request options)."""
-        image = np.asarray(image, dtype=np.float32)
+        image = as_image(image)
         check_min_side(image.shape[1], image.shape[0], "the image")
         copies = self.ensemble if ensemble is None else ensemble
         strength = self.strength if strength is None else strength

@@ -10,7 +10,7 @@ from deblur import hardware, paths
 from deblur.cli import app
 from deblur.errors import DeblurError, SettingError
 from deblur.imageio import ImageReadError, read_photo
-from deblur.inference import Deblurrer, ModelLoadError, deblur_file, load_deblurrer
+from deblur.inference import Deblurrer, ImageArrayError, ModelLoadError, deblur_file, load_deblurrer
 from deblur.predict import ESTIMATING, plan_inputs, predict_files
 from deblur.settings import WriteSettings
 from deblur.shake.tries import ESTIMATES
@@ -122,6 +122,35 @@ def test_ensemble_must_be_a_power_of_two_up_to_8(identity_model, tmp_path):
     args = ["predict", str(tmp_path / "in.png"), "--model", str(identity_model), "--out", str(tmp_path / "out")]
     result = runner.invoke(app, [*args, "--ensemble", "3", "-q"])
     assert result.exit_code != 0 and "--ensemble" in result.output and not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize(
+    "given, said",
+    [
+        (
+            noise((16, 16, 3)),
+            "the image: uint8 pixels, where deblur takes float32 in [0, 1] (from uint8: divide by 255)",
+        ),
+        (noise((16, 16, 3)) * 1.0, "the image: has values from 0 to 255, where deblur takes values in [0, 1] (a 0-255"),
+        (np.full((16, 16, 3), np.nan), "the image: holds NaN or infinite values"),
+        (np.full((16, 16), 0.5), "shape (16, 16), where deblur takes one HWC RGB image, (height, width, 3) (gray:"),
+        (
+            np.full((16, 16, 4), 0.5),
+            "shape (16, 16, 4), where deblur takes one HWC RGB image, (height, width, 3) (RGBA",
+        ),
+        (np.full((2, 16, 16, 3), 0.5), "(a batch: give its images one at a time, or to Deblurrer.many)"),
+    ],
+)
+def test_an_array_that_is_no_hwc_rgb_image_in_0_1_is_refused_saying_how_to_mend_it(identity_model, given, said):
+    # a uint8 photo had come back all white, a gray one and a batch had failed deep inside TensorFlow
+    deblurrer = load_deblurrer(identity_model)
+    with pytest.raises(ImageArrayError) as refused:
+        deblurrer(given)
+    assert said in str(refused.value)
+    with pytest.raises(ImageArrayError):
+        deblurrer.many([given, given])
+    image = np.full((16, 16, 3), 1.004, np.float32)  # a caller's rounding just past 1 is taken
+    assert deblurrer(image).shape == (16, 16, 3) and deblurrer(image.astype(np.float64)).dtype == np.float32
 
 
 def test_a_call_may_ask_for_another_method_but_not_the_model_when_none_was_loaded(identity_model):
