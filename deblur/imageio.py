@@ -513,14 +513,23 @@ def find_images(
     """(file, name relative to what was given) for files given and, in folders, recursively, files with one of
     `suffixes` (photos by default), except those under the folder `skip` (the outputs', when it lies inside a
     folder of inputs: results are not inputs) and hidden ones (`is_hidden`: a phone's DCIM/.thumbnails, a Mac's ._
-    files, a run's .clip.mp4.parts, a NAS's @eaDir), as a bucket's listing leaves them out too."""
+    files, a run's .clip.mp4.parts, a NAS's @eaDir), as a bucket's listing leaves them out too. A linked folder
+    is searched as the folder it links to (as a file manager shows it; it had been passed by without a word), each
+    folder once however many links reach it, and never the outputs' through a link."""
     found = []
     for item in inputs:
         if item.is_dir():
             skipped, inside = _inside(skip, item), []
-            for folder, folders, files in os.walk(item):
-                # pruned in place: os.walk then does not descend into them (a .git of many files costs nothing)
-                folders[:] = [name for name in folders if not is_hidden(name)]
+            walked = {_folder_key(skip)} if skip is not None and skip.is_dir() else set()
+            for folder, folders, files in os.walk(item, followlinks=True):
+                key = _folder_key(Path(folder))
+                if key in walked:  # a link back up (a loop), or to a folder already searched
+                    folders[:] = []
+                    continue
+                walked.add(key)
+                # pruned in place: os.walk then does not descend into them (a .git of many files costs nothing);
+                # sorted, so that of two links to one folder the same one names its files on every file system
+                folders[:] = sorted(name for name in folders if not is_hidden(name))
                 for file in files:
                     path = Path(folder, file)
                     name = path.relative_to(item)
@@ -582,6 +591,12 @@ def in_hidden(name: str | PurePath) -> bool:
     """Whether a relative path (a/b/c.png; "/"-separated in a bucket) names something hidden or inside a hidden
     folder (`is_hidden` for any of its parts)."""
     return any(is_hidden(part) for part in PurePath(name).parts)
+
+
+def _folder_key(folder: Path) -> tuple[int, int]:
+    """What tells one folder from another, whatever path (a link among them) reaches it."""
+    stat = folder.stat()
+    return stat.st_dev, stat.st_ino
 
 
 def _inside(folder: Path | None, parent: Path) -> tuple[str, ...]:

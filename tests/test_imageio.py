@@ -76,6 +76,20 @@ def test_jpegs_and_camera_heifs_under_their_other_names_are_found_in_a_folder(tm
         assert np.abs(read_photo(tmp_path / name).rgb * 255 - pixels).mean() < 6
 
 
+def test_a_linked_folder_is_searched_once_and_a_link_back_up_or_to_the_outputs_is_not_followed(tmp_path):
+    photos, albums, out = tmp_path / "photos", tmp_path / "albums" / "2026", tmp_path / "out"
+    for folder in (photos, albums, out):
+        folder.mkdir(parents=True)
+    for path in (photos / "a.png", albums / "b.png", out / "a.png"):
+        Image.fromarray(photo_pixels()).save(path)
+    (photos / "album").symlink_to(albums)  # passed by without a word, where a file manager shows it as a folder
+    (photos / "again").symlink_to(albums)
+    (photos / "up").symlink_to(photos)  # a loop
+    (photos / "results").symlink_to(out)
+    found = [name.as_posix() for _, name in find_images([photos], skip=out)]
+    assert found == ["a.png", "again/b.png"]  # the first link by name
+
+
 @pytest.mark.parametrize("fmt", ["jpg", "png", "webp", "tiff"])
 def test_exif_and_icc_survive_a_round_trip_and_can_be_stripped(tmp_path, fmt):
     exif, icc = exif_and_icc()
