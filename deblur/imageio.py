@@ -513,34 +513,46 @@ def find_images(
     """(file, name relative to what was given) for files given and, in folders, recursively, files with one of
     `suffixes` (photos by default), except those under the folder `skip` (the outputs', when it lies inside a
     folder of inputs: results are not inputs) and hidden ones (`is_hidden`: a phone's DCIM/.thumbnails, a Mac's ._
-    files, a run's .clip.mp4.parts, a NAS's @eaDir), as a bucket's listing leaves them out too. A linked folder
-    is searched as the folder it links to (as a file manager shows it; it had been passed by without a word), each
-    folder once however many links reach it, and never the outputs' through a link."""
+    files, a run's .clip.mp4.parts, a NAS's @eaDir), as a bucket's listing leaves them out too. Linked folders are
+    searched as `walk` walks them, never the outputs' through a link."""
     found = []
     for item in inputs:
         if item.is_dir():
             skipped, inside = _inside(skip, item), []
-            walked = {_folder_key(skip)} if skip is not None and skip.is_dir() else set()
-            for folder, folders, files in os.walk(item, followlinks=True):
-                key = _folder_key(Path(folder))
-                if key in walked:  # a link back up (a loop), or to a folder already searched
-                    folders[:] = []
-                    continue
-                walked.add(key)
-                # pruned in place: os.walk then does not descend into them (a .git of many files costs nothing);
-                # sorted, so that of two links to one folder the same one names its files on every file system
-                folders[:] = sorted(name for name in folders if not is_hidden(name))
+            for folder, files in walk(item, leave_out=skip):
                 for file in files:
-                    path = Path(folder, file)
+                    path = folder / file
                     name = path.relative_to(item)
                     if skipped and name.parts[: len(skipped)] == skipped:
                         continue
-                    if path.is_file() and path.suffix.lower() in suffixes and not is_hidden(file):
+                    if path.is_file() and path.suffix.lower() in suffixes:
                         inside.append((path, name))
             found += sorted(inside)  # one order on every file system, as a bucket's listing
         else:
             found.append((item, Path(item.name)))
     return found
+
+
+def walk(root: Path, *, leave_out: Path | None = None) -> Iterator[tuple[Path, list[str]]]:
+    """(folder, the names of what it holds that is not a folder) for `root` and each folder below it, hidden ones
+    (`is_hidden`) left out, and `leave_out`. A linked folder is walked as the folder it links to (as a file manager
+    shows it; it had been passed by without a word), each folder once however many links reach it (a link back up
+    is no loop, nor one to a folder above `root`: a training set's link up had reached its held-out pairs), in name
+    order: of two links to one folder, the same one names its files on every file system."""
+    walked = {_folder_key(above) for above in root.resolve().parents}
+    if leave_out is not None and leave_out.is_dir():
+        walked.add(_folder_key(leave_out))
+    for folder, folders, files in os.walk(root, followlinks=True):
+        try:
+            key = _folder_key(Path(folder))
+        except OSError:  # gone since it was listed
+            key = None
+        if key is None or key in walked:
+            folders[:] = []  # pruned in place: os.walk then does not descend into them
+            continue
+        walked.add(key)
+        folders[:] = sorted(name for name in folders if not is_hidden(name))  # a .git of many files costs nothing
+        yield Path(folder), [name for name in files if not is_hidden(name)]
 
 
 def find_photos_and_raw(

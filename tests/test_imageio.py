@@ -80,11 +80,12 @@ def test_a_linked_folder_is_searched_once_and_a_link_back_up_or_to_the_outputs_i
     photos, albums, out = tmp_path / "photos", tmp_path / "albums" / "2026", tmp_path / "out"
     for folder in (photos, albums, out):
         folder.mkdir(parents=True)
-    for path in (photos / "a.png", albums / "b.png", out / "a.png"):
+    for path in (photos / "a.png", albums / "b.png", out / "a.png", tmp_path / "beside.png"):
         Image.fromarray(photo_pixels()).save(path)
     (photos / "album").symlink_to(albums)  # passed by without a word, where a file manager shows it as a folder
     (photos / "again").symlink_to(albums)
     (photos / "up").symlink_to(photos)  # a loop
+    (photos / "parent").symlink_to(tmp_path)  # a way up, to everything beside the photos
     (photos / "results").symlink_to(out)
     found = [name.as_posix() for _, name in find_images([photos], skip=out)]
     assert found == ["a.png", "again/b.png"]  # the first link by name

@@ -25,6 +25,18 @@ def test_gopro_layout(tmp_path):
     assert all("test" in str(p.blurry) for p in splits.val)
 
 
+def test_a_sequence_folder_linked_in_from_another_disk_is_read(tmp_path):
+    make_gopro(tmp_path / "elsewhere", sequences=("GOPR0003_11_02",))
+    root = make_gopro(tmp_path / "data")
+    (root / "train" / "GOPR0003_11_02").symlink_to(tmp_path / "elsewhere" / "train" / "GOPR0003_11_02")
+    (root / "train" / "again").symlink_to(root / "train" / "GOPR0001_11_00")  # one folder twice: its pairs once
+    (root / "train" / "GOPR0001_11_00" / "up").symlink_to(root)  # a link back up is no loop
+    splits = preflight(root, 32, progress=False)
+    assert len(splits.train) == 6 and len(splits.val) == 4
+    assert [pair.name for pair in splits.train][:2] == ["GOPR0001_11_00/000000.png", "GOPR0001_11_00/000001.png"]
+    assert {pair.name for pair in splits.train[4:]} == {"GOPR0003_11_02/000000.png", "GOPR0003_11_02/000001.png"}
+
+
 def test_flat_layout_holds_out_every_tenth(tmp_path):
     splits = preflight(make_flat_dataset(tmp_path, count=20), 32)
     assert splits.layout == "flat"

@@ -19,7 +19,7 @@ from PIL import Image, UnidentifiedImageError
 from deblur.config import MIN_VAL_CROP
 from deblur.console import progress_bar
 from deblur.errors import DeblurError
-from deblur.imageio import JPEG_SUFFIXES, READ_SUFFIXES, find_images, in_hidden
+from deblur.imageio import JPEG_SUFFIXES, READ_SUFFIXES, find_images, walk
 
 IMAGE_SUFFIXES = {".png", *JPEG_SUFFIXES, ".bmp"}
 READABLE_FORMATS = {"PNG", "JPEG", "BMP", "MPO"}  # MPO: JPEGs from some cameras
@@ -81,7 +81,8 @@ def find_pairs(root: str | Path) -> tuple[list[Pair], list[str]]:
     root = Path(root)
     pairs: list[Pair] = []
     problems: list[str] = []
-    for blur_dir in sorted(p for p in root.rglob("blur") if p.is_dir() and not in_hidden(p.relative_to(root))):
+    # walked, not globbed: a sequence folder linked in from another disk had been passed by without a word
+    for blur_dir in sorted(folder for folder, _ in walk(root) if folder.name == "blur" and folder != root):
         sharp_dir = blur_dir.parent / "sharp"
         if not sharp_dir.is_dir():
             problems.append(f"{blur_dir}: no sharp/ folder beside it")
@@ -150,7 +151,8 @@ def check_deconvolved(pairs: list[Pair], root: str | Path) -> None:
 
 
 def _files(folder: Path) -> set[Path]:
-    return {p.relative_to(folder) for p in folder.rglob("*") if p.is_file() and not in_hidden(p.relative_to(folder))}
+    found = ((inside / name) for inside, names in walk(folder) for name in names)
+    return {path.relative_to(folder) for path in found if path.is_file()}
 
 
 def discover(root: str | Path) -> tuple[Splits, list[str]]:
