@@ -150,6 +150,24 @@ def file_stamp(path: Path) -> list[int]:
     return [stat.st_size, stat.st_mtime_ns]
 
 
+# The room beside an output's name that the hidden names of its work take: `.<name>.<random>.tmp.webp` (19 bytes
+# more) while it is written, `.<name>.parts.lock` beside a clip's parts (12).
+HIDDEN_NAME_ROOM = 24
+USUAL_NAME_MAX = 255  # bytes in a file name on ext4, APFS, NTFS, and where the file system cannot be asked
+
+
+def longest_name(folder: Path) -> int:
+    """The longest output file name, in bytes, that can be written in `folder` (or the nearest folder above it
+    that is there): its file system's longest name less `HIDDEN_NAME_ROOM`."""
+    for path in (folder, *folder.parents):
+        if path.is_dir():
+            try:
+                return os.pathconf(path, "PC_NAME_MAX") - HIDDEN_NAME_ROOM
+            except (AttributeError, OSError, ValueError):  # Windows has no pathconf
+                break
+    return USUAL_NAME_MAX - HIDDEN_NAME_ROOM
+
+
 def side_by_side_path(output: Path) -> Path:
     """Where predict's `--side-by-side` of `output` goes: <name>_side_by_side, in its format."""
     return output.with_name(side_by_side_name(output.name))

@@ -9,6 +9,7 @@ on; nothing is written for it.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -17,7 +18,7 @@ from typing import TYPE_CHECKING, Protocol
 import numpy as np
 
 from deblur.errors import DeblurError, Interrupted, NothingFoundError, OutputExistsError, SettingError
-from deblur.files import check_folder, side_by_side_path, to_write, work_folder
+from deblur.files import check_folder, longest_name, side_by_side_path, to_write, work_folder
 from deblur.imageio import (
     DEFAULT_MAX_PIXELS,
     READ_SUFFIXES,
@@ -159,6 +160,7 @@ def plan_inputs(
         keep_extension=write.keep_extension,
         codec=write.encoding.codec,
         side_by_side=write.side_by_side,
+        longest=longest_name(Path(write.out)),
     )
     for path, name, kind in kinds:
         item = Input(path, name, kind, outputs[path])
@@ -175,11 +177,14 @@ def output_paths(
     keep_extension: bool = False,
     codec: Codec = "h264",
     side_by_side: bool = False,
+    longest: int | None = None,
 ) -> dict[Path, Path]:
     """Where each input's result goes (photos as `fmt`, clips as video in `codec`'s container; with
     `keep_extension` the input's extension stays in the name: photo.webp -> photo.webp.png); refuses, listing every
     one at once, inputs that would write one file or an output over an input, each one's `side_by_side` included
-    (a.png's is a_side_by_side.png, which an input of that name had found there and kept as its output)."""
+    (a.png's is a_side_by_side.png, which an input of that name had found there and kept as its output), and output
+    names over `longest` bytes (`deblur.files.longest_name`; None for a bucket's): they had failed on the OS's
+    traceback."""
     outputs: dict[Path, Path] = {}
     taken: dict[Path, list[str]] = {}
     given = {path.resolve() for path, _, _ in inputs}
@@ -206,6 +211,18 @@ def output_paths(
         # an input and another whose output it is (a.png -> a.jpg, beside a.jpg) name it twice: once is enough
         said = "; ".join(dict.fromkeys(over_inputs))
         raise NameClashError(f"{said}: choose another output folder", settings=("out",))
+    too_long = [
+        f"  - {sources[0]}: {output} ({size} bytes)"
+        for output, sources in taken.items()
+        if longest is not None and (size := len(os.fsencode(output.name))) > longest
+    ]
+    if too_long:
+        listed = "\n".join(too_long)
+        raise SettingError(
+            f"{len(too_long)} output name(s) longer than the {longest} bytes a name can have in {out_dir} (its file "
+            f"system's longest, less room for the hidden names of the work); nothing was deblurred:\n{listed}\n"
+            "give those inputs shorter names"
+        )
     if clashes:
         listed = "\n".join(f"  - {clash}" for clash in clashes)
         raise NameClashError(

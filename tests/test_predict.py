@@ -257,6 +257,34 @@ def test_clips_in_a_dvds_and_a_professional_cameras_containers_are_found_in_a_fo
     assert sorted(Path(task.source).name for task in tasks.tasks) == ["A001C002.MXF", "VTS_01_1.VOB"]
 
 
+def test_an_output_name_too_long_for_the_file_system_is_refused_before_any_work(tmp_path):
+    # a 245-byte photo name: its output fits in 255 bytes, but not the hidden name it is written under first, nor
+    # its side-by-side: the OS's traceback, after the model had loaded
+    from deblur.errors import SettingError
+    from deblur.files import longest_name
+    from deblur.scale.plan import plan_inputs as plan_tasks
+    from deblur.settings import WriteSettings
+
+    model = save_model(tmp_path / "identity")
+    src = tmp_path / "in"
+    src.mkdir()
+    Image.fromarray(noise((16, 16, 3))).save(src / f"{'a' * 245}.jpg")
+    Image.fromarray(noise((16, 16, 3))).save(src / f"{'b' * 220}.jpg")  # fits, alone; not with its side-by-side
+    out = tmp_path / "out"
+    args = ["predict", str(src), "--model", str(model), "--method", "network", "--out", str(out)]
+    refused = runner.invoke(app, args)
+    assert refused.exit_code == 1 and not out.exists(), refused.output
+    longest = longest_name(tmp_path)
+    assert f"1 output name(s) longer than the {longest} bytes a name can have in {out}" in refused.output
+    assert f"{'a' * 245}.jpg: {out / ('a' * 245)}.png (249 bytes)" in refused.output
+    refused = runner.invoke(app, [*args, "--side-by-side"])
+    assert f"{'b' * 220}.jpg's side-by-side: {out / ('b' * 220)}_side_by_side.png (237 bytes)" in refused.output
+    with pytest.raises(SettingError, match="1 output name"):  # the engine's plan, as plain predict's
+        plan_tasks([str(src)], WriteSettings(out=str(out)), 10**8, dict, contextlib.ExitStack())
+    (src / f"{'a' * 245}.jpg").unlink()
+    assert runner.invoke(app, args).exit_code == 0 and len(list(out.iterdir())) == 1
+
+
 def test_transparency_flattened_by_the_format_is_said(tmp_path):
     model = save_model(tmp_path / "identity")
     Image.fromarray(noise((16, 16, 4))).save(tmp_path / "logo.png")

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from deblur.errors import DeblurError, OutputBusyError, OutputExistsError, SettingError
-from deblur.files import one_run_at_a_time, refuse_folder, side_by_side_path, to_write, work_folder
+from deblur.files import longest_name, one_run_at_a_time, refuse_folder, side_by_side_path, to_write, work_folder
 from deblur.imageio import RAW_SUFFIXES, READ_SUFFIXES, given_once
 from deblur.predict import check_output_folder, input_kind, output_paths
 from deblur.scale import storage
@@ -91,6 +91,7 @@ def plan_inputs(
         keep_extension=write.keep_extension,
         codec=write.encoding.codec,
         side_by_side=write.side_by_side,
+        longest=longest_name(local_out) if local_out else None,  # a bucket's names are its own
     )
     sources = [source for source, _ in local if Path(source).exists()] + [source for source, _ in remote]
     given = set(sources)  # a million inputs are a million lookups
