@@ -4,6 +4,7 @@ to write in can be one, and can be written in."""
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import os
 import shutil
@@ -166,6 +167,19 @@ def longest_name(folder: Path) -> int:
             except (AttributeError, OSError, ValueError):  # Windows has no pathconf
                 break
     return USUAL_NAME_MAX - HIDDEN_NAME_ROOM
+
+
+def fitted_name(name: str, most: int) -> str:
+    """`name` where it fits in `most` bytes; else as much of its start as fits beside a hash of all of it, the same
+    for the same name (a resumed run finds its folder again) and another for another name."""
+    encoded = os.fsencode(name)
+    if len(encoded) <= most:
+        return name
+    tag = "~" + hashlib.sha256(encoded).hexdigest()[:12]
+    cut = name[: most - len(tag)]  # characters: at least a byte each
+    while len(os.fsencode(cut)) > most - len(tag):
+        cut = cut[:-1]
+    return cut + tag
 
 
 def side_by_side_path(output: Path) -> Path:

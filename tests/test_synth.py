@@ -122,6 +122,33 @@ def test_a_stopped_run_goes_on_from_its_finished_photos_and_gives_an_unstopped_r
     assert not (tmp_path / ".pairs.parts").exists()
 
 
+def test_a_photo_with_a_long_name_gets_a_folder_name_that_fits_and_is_found_again(tmp_path, monkeypatch):
+    # a 245-byte name: the folder its pairs are made in first, .<name>.<pid>.part, had been over the 255 a name holds
+    import deblur.data.synth as synth_module
+
+    src = tmp_path / "photos"
+    for name in ("a" * 245, "a" * 244 + "b", "short"):
+        write_image(src / f"{name}.png", load_photo("camera")[:120, :160])
+    recipe = SynthConfig(pairs_per_photo=1)
+    real, made = synth_module.write_pairs, []
+
+    def stopped_after_two(sharp, folder, synth, rng):
+        if len(made) == 2:
+            raise KeyboardInterrupt
+        made.append(folder.name)
+        real(sharp, folder, synth, rng)
+
+    monkeypatch.setattr(synth_module, "write_pairs", stopped_after_two)
+    with pytest.raises(Interrupted):
+        synthesize_pairs(src, tmp_path / "pairs", recipe, val_fraction=0, progress=False, log=print)
+    monkeypatch.setattr(synth_module, "write_pairs", lambda *args: made.append(args[1].name) or real(*args))
+    out = synthesize_pairs(src, tmp_path / "pairs", recipe, val_fraction=0, progress=False, log=print).out
+    names = sorted(folder.name for folder in (out / "train").iterdir())
+    assert len(made) == 3 and len(names) == 3 and "short" in names  # the two finished were found again
+    assert all(len(name.encode()) <= synth_module.SEQUENCE_NAME_BYTES for name in names)
+    assert names[0].startswith("a" * 150) and names[0] != names[1]
+
+
 def test_a_full_disk_keeps_the_finished_photos_and_not_the_half_made_one(tmp_path, monkeypatch):
     import errno
     import os

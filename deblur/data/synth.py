@@ -44,6 +44,7 @@ from deblur.files import (
     check_outside,
     check_parent,
     file_stamp,
+    fitted_name,
     full_disk_named,
     one_run_at_a_time,
     read_manifest,
@@ -56,6 +57,9 @@ PARTS_FORMAT = 1  # the work folder's layout and the pairs' recipe: another vers
 RECIPE = "recipe.json"  # in the work folder: what the pairs are made with
 ANOTHER_RECIPE = "pairs of an earlier run with another recipe or another version of deblur"
 STAMP = ".photo.json"  # in a finished photo's folder while the work goes on: the photo it was made from
+# The longest name of a photo's folder of pairs: room, in the usual 255 bytes, for `.<name>.<process id>.part` beside
+# it while it is made, whatever the photo is called (a 245-byte name had failed on the OS's traceback)
+SEQUENCE_NAME_BYTES = 200
 
 
 @dataclass
@@ -278,7 +282,8 @@ def _load(path: Path, max_side: int | None) -> np.ndarray:
 
 
 def _sequence_names(src: Path, photos: list[Path]) -> list[str]:
-    """A folder name per photo, from its path under `src` (subfolders joined by '__'), unique."""
+    """A folder name per photo, from its path under `src` (subfolders joined by '__'), unique, and short enough
+    for the hidden names made beside it (`SEQUENCE_NAME_BYTES`)."""
     names = []
     for path in photos:
         rel = path.relative_to(src).with_suffix("")
@@ -286,4 +291,4 @@ def _sequence_names(src: Path, photos: list[Path]) -> list[str]:
         if name in names:  # a.jpg and a.png
             name = f"{name}__{path.suffix.lstrip('.').lower()}"
         names.append(name)
-    return names
+    return [fitted_name(name, SEQUENCE_NAME_BYTES) for name in names]
