@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import math
+import os
 import re
 import types
 import typing
@@ -227,6 +228,7 @@ class DataConfig:
     device_pairs: bool = False
 
     def __post_init__(self) -> None:
+        self.root, self.cache = _home(self.root), _home(self.cache)
         if self.device_pairs:
             if self.synth.blur != "kernel":
                 raise ConfigError("data.device_pairs makes kernel blur only: set data.synth.blur=kernel")
@@ -281,6 +283,7 @@ class TrainConfig:
     max_minutes: float | None = None
 
     def __post_init__(self) -> None:
+        self.init, self.vgg_weights = _home(self.init), _home(self.vgg_weights)
         _check_positive("train.epochs", self.epochs)
         if self.max_minutes is not None:
             _check_positive("train.max_minutes", self.max_minutes)
@@ -507,6 +510,12 @@ def _coerce(hint: Any, value: Any, key: str) -> Any:
     elif hint is str and isinstance(value, (str, int, float)) and not isinstance(value, bool):
         return str(value)
     raise ConfigError(f"{key} must be {getattr(hint, '__name__', hint)}, got {value!r}")
+
+
+def _home(path: Any) -> Any:
+    """A path key's value with a leading ~ made the home folder, as a shell makes it on the command line: written in
+    a config file (`root: ~/data/gopro`), it had been a folder named ~ that is not there."""
+    return os.path.expanduser(path) if isinstance(path, str) else path
 
 
 def _check_choice(key: str, value: str, literal: Any) -> None:

@@ -147,3 +147,14 @@ def test_a_config_with_no_settings_is_refused_not_trained_on_defaults(tmp_path, 
         load_config(path)
     (tmp_path / "braces.yaml").write_text("{}\n")  # an explicit empty mapping says "the defaults" on purpose
     assert load_config(tmp_path / "braces.yaml") == Config()
+
+
+def test_a_path_from_the_home_folder_is_read_as_a_shell_reads_it(tmp_path, monkeypatch):
+    # `root: ~/data/gopro` in a config had been a folder named ~, not there
+    monkeypatch.setenv("HOME", str(tmp_path))
+    (tmp_path / "mine.yaml").write_text("data:\n  root: ~/data/gopro\n  cache: ~/cache/gopro\n")
+    config = load_config(tmp_path / "mine.yaml", ["train.init=~/runs/a/model.keras", "train.vgg_weights=~/vgg.h5"])
+    assert config.data.root == str(tmp_path / "data" / "gopro") and config.data.cache == str(tmp_path / "cache/gopro")
+    assert config.train.init == str(tmp_path / "runs/a/model.keras")
+    assert config.train.vgg_weights == str(tmp_path / "vgg.h5")
+    assert load_config("demo", ["train.init=latest"]).train.init == "latest"
