@@ -12,6 +12,8 @@ import os
 import platform
 from pathlib import Path
 
+from deblur.errors import SettingError
+
 BF16_CPU_FLAGS = ("amx_bf16", "avx512_bf16")
 CPUINFO = Path("/proc/cpuinfo")
 
@@ -44,6 +46,21 @@ def cpu_name(cpuinfo: Path = CPUINFO) -> str:
     if "cpu family" in fields and "model" in fields:
         return f"{name} (family {fields['cpu family']}, model {fields['model']})"
     return name
+
+
+KERAS_BACKENDS = ("tensorflow", "jax", "torch", "numpy", "openvino")  # what Keras 3 takes as KERAS_BACKEND
+
+
+def check_keras_backend_variable() -> None:
+    """Refuse a KERAS_BACKEND that names none of Keras' backends (`KERAS_BACKEND=Jax`, `tensorfow`), before Keras
+    is imported: Keras' own refusal is a ValueError's traceback from inside its import."""
+    name = os.environ.get("KERAS_BACKEND", "")
+    if name and name not in KERAS_BACKENDS:  # Keras takes an empty one for none
+        raise SettingError(
+            f"KERAS_BACKEND={name} is none of Keras' backends: set it to tensorflow (the default), jax or torch, in "
+            "lower case, or unset it",
+            settings=("KERAS_BACKEND",),
+        )
 
 
 def keras_backend() -> str:

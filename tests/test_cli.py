@@ -90,6 +90,18 @@ def test_user_errors_are_one_line_with_the_flags(monkeypatch, tmp_path):
     assert result.output.strip() == "error: batch_size must be even (--batch-size)"
 
 
+def test_a_keras_backend_that_is_none_of_keras_is_named_and_help_still_shows(monkeypatch, tmp_path):
+    # Keras' own refusal had been a ValueError's traceback from inside its import
+    monkeypatch.setenv("KERAS_BACKEND", "Jax")
+    for command in (["predict", str(tmp_path / "a.png")], ["data", "check", str(tmp_path)]):
+        result = runner.invoke(app, command)
+        assert result.exit_code == 1, result.output
+        assert "error: KERAS_BACKEND=Jax is none of Keras' backends: set it to tensorflow" in result.output
+    assert runner.invoke(app, ["predict", "--help"]).exit_code == 0
+    monkeypatch.setenv("KERAS_BACKEND", "")  # Keras takes an empty one for none
+    assert "KERAS_BACKEND" not in runner.invoke(app, ["data", "check", str(tmp_path)]).output
+
+
 def test_a_bad_choice_is_named_without_the_validators_plumbing():
     result = runner.invoke(app, ["predict", "x.png", "--method", "blind"])
     assert result.exit_code == 2

@@ -12,6 +12,7 @@ from typer.core import TyperCommand
 
 from deblur.console import Hint
 from deblur.errors import DeblurError, SettingError
+from deblur.hardware import check_keras_backend_variable
 from deblur.shake.tries import ESTIMATES, MOST_ESTIMATES
 from deblur.strength import MAX_STRENGTH
 from deblur.ways import METHOD_HELP, check_method
@@ -89,6 +90,10 @@ class PlainUsage(TyperCommand):
 
     def collect_usage_pieces(self, ctx) -> list[str]:
         return [re.sub(r"^\{(.+)\}", r"\1", piece) for piece in super().collect_usage_pieces(ctx)]
+
+    def invoke(self, ctx):
+        check_keras_backend_variable()  # here, after the options are read: --help needs no backend
+        return super().invoke(ctx)
 
 
 def user_message(err: DeblurError) -> str:
