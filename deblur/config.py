@@ -396,6 +396,8 @@ def load_config(path: str | Path | None = None, overrides: list[str] | None = No
         key = key.strip()
         if not sep or not key:
             raise ConfigError(f"override {item!r} must look like section.key=value, e.g. train.epochs=3")
+        if not value.strip():  # `--set data.root=$DATA` with DATA unset had trained on the demo data without a word
+            raise ConfigError(f"override {item!r} has no value after '=': give one (null, for none, says so)")
         try:
             parsed = yaml.safe_load(value)
         except yaml.YAMLError as err:

@@ -55,6 +55,9 @@ def test_unknown_section(tmp_path):
         ("data.val_crop=10", r"data.val_crop must be at least 11 \(SSIM's window, which validation scores\)"),
         ("train=3", r"override 'train=3': train is a section: set its keys \(train.<key>=value\)"),
         ("train.epochs.x=3", r"override 'train.epochs.x=3': 'epochs' is not a section"),
+        # `--set data.root=$DATA` with DATA unset had trained on the demo data
+        ("data.root=", r"override 'data.root=' has no value after '=': give one \(null, for none, says so\)"),
+        ("data.root= ", "has no value after '='"),
     ],
 )
 def test_bad_overrides(override, message):
