@@ -373,6 +373,10 @@ def load_config(path: str | Path | None = None, overrides: list[str] | None = No
     `path=None` loads the embedded default, `demo`. Unknown keys, wrong types and bad values raise
     `ConfigError` naming the file and key.
     """
+    if path is not None and not str(path).strip():  # `--config $CONFIG`, unset: it had been "." or the default
+        raise ConfigError(
+            f"the config is an empty path: name a file or a shipped config ({', '.join(SHIPPED)})", settings=("config",)
+        )
     if path is None or str(path) in SHIPPED:
         path = shipped_config_path(str(path or "demo"))
     path = Path(path)

@@ -109,6 +109,11 @@ def choose_model(
     newest run). `setting` is the option that named it, for errors."""
     if "://" in str(model):  # as a Path it would be "s3:/bucket/..." here, called missing
         raise SettingError(f"{model} is a URL: give the model file as a path on this machine", settings=(setting,))
+    if model is not None and not str(model).strip():  # `--model $MODEL`, unset: it had been "." called a folder
+        raise SettingError(
+            f"the {setting} is an empty path: name a model.keras (or latest), or leave it out for the shipped model",
+            settings=(setting,),
+        )
     if model is not None and str(model) not in ("latest", "pretrained"):
         return ModelChoice(Path(model), str(model), _run_name(Path(model)))
     shipped = shipped_model(kernel_aware)

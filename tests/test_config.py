@@ -84,6 +84,9 @@ def test_round_trip():
 def test_missing_file_is_a_config_error(tmp_path):
     with pytest.raises(ConfigError, match="cannot read config file"):
         load_config(tmp_path / "missing.yaml")
+    # `--config $CONFIG` with CONFIG unset: "." (a folder), or in deblur timings the default config without a word
+    with pytest.raises(ConfigError, match=r"the config is an empty path: name a file or a shipped config \(demo,"):
+        load_config("")
 
 
 def test_the_kernel_aware_recipe_builds_the_kernel_aware_network_from_the_shipped_one():

@@ -29,6 +29,13 @@ def test_a_url_is_refused_naming_the_option_that_gave_it(tmp_path):
     assert refused.value.settings == ("init",)
 
 
+def test_an_empty_model_path_is_refused_not_taken_for_the_folder_here(tmp_path):
+    # `--model $MODEL` with MODEL unset had been ".", called "a folder (a SavedModel export?)"
+    with pytest.raises(SettingError, match=r"the model is an empty path: name a model.keras \(or latest\)") as refused:
+        paths.choose_model("", tmp_path)
+    assert refused.value.settings == ("model",)
+
+
 def test_no_trained_model_names_the_option_to_give_one_with(tmp_path, monkeypatch):
     monkeypatch.setenv("DEBLUR_HOME", str(tmp_path / "home"))  # no model noted by deblur train
     with pytest.raises(SettingError, match=r"name its file \(--init runs/<time>/model.keras\)") as refused:

@@ -106,6 +106,14 @@ def test_unknown_stage_is_an_error(tmp_path):
     assert not (tmp_path / "t").exists()
 
 
+def test_an_empty_config_is_refused_not_taken_for_the_default(tmp_path):
+    # `--config $CONFIG` with CONFIG unset had timed the gopro config's stages without a word
+    args = ["timings", "--config", "", *SMOKE[2:], "--out", str(tmp_path / "t")]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 1 and "the config is an empty path" in result.output, result.output
+    assert "stage" not in result.output and not (tmp_path / "t").exists()
+
+
 def test_a_patch_under_the_smallest_is_refused_by_the_library_as_by_the_cli(tmp_path):
     with pytest.raises(SettingError, match="patch_size must be at least 8; got 4"):  # had been a MirrorPad traceback
         timings(patch_size=4, out=tmp_path / "t")

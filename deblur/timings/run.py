@@ -86,7 +86,7 @@ def timings(
     if isinstance(stages, str):
         stages = [name.strip() for name in stages.split(",") if name.strip()]
     return run_timings(
-        load_config(config or "gopro", overrides),
+        load_config("gopro" if config is None else config, overrides),
         chosen,
         Path(out),
         stages=stages,
