@@ -568,6 +568,12 @@ def test_an_address_nothing_answers_at_is_refused_before_any_work_naming_the_set
         (f"127.0.0.1:{port}", f"no Ray cluster answers at 127.0.0.1:{port}: {refused}"),  # Ray retried it without end
         (f"ray://127.0.0.1:{port}", f"no Ray cluster answers at ray://127.0.0.1:{port}: {refused}"),  # 30 s, traceback
         ("head", "cannot join the Ray cluster at head: Invalid address format: head"),
+        # `--address $RAY_ADDRESS` with it unset: a Ray of this machine's own had started in its place
+        (
+            "",
+            "the address is empty: name the cluster's (host:6379, ray://host:10001, auto), or leave it out for a Ray "
+            "of this machine's own",
+        ),
     ):
         result = predict(inputs, "--out", tmp_path / "out", "--model", model, "--engine", "ray", "--address", address)
         assert result.exit_code == 1 and result.output.splitlines()[-1] == f"error: {said} (--address)"

@@ -75,3 +75,14 @@ def test_a_port_in_use_is_one_clear_error():
             listen("127.0.0.1", taken.getsockname()[1])
     finally:
         taken.close()
+
+
+def test_an_empty_host_is_refused_not_opened_to_every_network(monkeypatch):
+    # `--host $HOST` with HOST unset: the socket had listened on every interface
+    from deblur.errors import SettingError
+    from deblur.serve import server
+
+    monkeypatch.setattr(server, "listen", lambda *args: pytest.fail("listened"))
+    with pytest.raises(SettingError, match=r"the host is empty: name the address to listen on \(127.0.0.1") as refused:
+        server.serve(host="", port=0)
+    assert refused.value.settings == ("host",)

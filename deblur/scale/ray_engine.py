@@ -40,6 +40,12 @@ def ray_module():
 def check_address(address: str | None) -> None:
     """A cluster's address that nothing answers at, refused before any work, naming the setting. Ray would take
     30 s to say so of a `ray://` address, and retry a bare one (a head's `host:6379`) without end."""
+    if address is not None and not address.strip():  # `--address $RAY_ADDRESS`, unset: a local Ray had started
+        raise SettingError(
+            "the address is empty: name the cluster's (host:6379, ray://host:10001, auto), or leave it out for a "
+            "Ray of this machine's own",
+            settings=("address",),
+        )
     host, _, port = (address or "auto").removeprefix("ray://").rpartition(":")
     if address in (None, "auto", "local") or not port.isdigit():
         return  # Ray's own words, for what is not host:port (`auto` with no cluster on this machine included)

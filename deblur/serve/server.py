@@ -71,6 +71,12 @@ def serve(
 ) -> None:
     """Serve the page and the API until stopped (`model` as `deblur.paths.choose_model` takes it). Requests may be
     addressed to this machine's own names and addresses, `host`, and `allowed_hosts` (`deblur.serve.app.KnownHost`)."""
+    if not host.strip():  # `--host $HOST`, unset: the socket had taken it for every interface, open to the network
+        raise SettingError(
+            "the host is empty: name the address to listen on (127.0.0.1, this machine only; 0.0.0.0, every "
+            "network it is on)",
+            settings=("host",),
+        )
     limits = limits or Limits()
     from deblur.inference import open_deblurrer
     from deblur.serve.app import create_app
