@@ -391,7 +391,7 @@ def load_config(path: str | Path | None = None, overrides: list[str] | None = No
     if raw is None:  # an empty file had trained, for an hour, on defaults that are no shipped config's
         raise ConfigError(
             f"{path} holds no settings (it is empty, or only comments): give its model, data and train sections, "
-            "or leave --config out for the default (demo)"
+            "or no config for the default (demo)"
         )
     if not isinstance(raw, dict):
         raise ConfigError(f"{path}: the top level must be a mapping of sections (model, data, train)")

@@ -106,7 +106,7 @@ def clip_format(source: Path | BinaryIO) -> str | None:
     import av
 
     try:
-        with av.open(source if not isinstance(source, Path) else str(source), metadata_errors="ignore") as container:
+        with av.open(str(source) if isinstance(source, Path) else source, metadata_errors="ignore") as container:
             if any(name in container.format.name for name in _STILL_FORMATS) or picture_stream(container) is None:
                 return None
             names = container.format.name.split(",")  # FFmpeg's "mov,mp4,m4a,3gp,3g2,mj2"
