@@ -518,15 +518,12 @@ def find_images(
     found = []
     for item in inputs:
         if item.is_dir():
-            skipped, inside = _inside(skip, item), []
+            inside = []
             for folder, files in walk(item, leave_out=skip):
                 for file in files:
                     path = folder / file
-                    name = path.relative_to(item)
-                    if skipped and name.parts[: len(skipped)] == skipped:
-                        continue
                     if path.is_file() and path.suffix.lower() in suffixes:
-                        inside.append((path, name))
+                        inside.append((path, path.relative_to(item)))
             found += sorted(inside)  # one order on every file system, as a bucket's listing
         else:
             found.append((item, Path(item.name)))
@@ -535,12 +532,13 @@ def find_images(
 
 def walk(root: Path, *, leave_out: Path | None = None) -> Iterator[tuple[Path, list[str]]]:
     """(folder, the names of what it holds that is not a folder) for `root` and each folder below it, hidden ones
-    (`is_hidden`) left out, and `leave_out`. A linked folder is walked as the folder it links to (as a file manager
-    shows it; it had been passed by without a word), each folder once however many links reach it (a link back up
-    is no loop, nor one to a folder above `root`: a training set's link up had reached its held-out pairs), in name
-    order: of two links to one folder, the same one names its files on every file system."""
+    (`is_hidden`) left out, and `leave_out` below it, however reached. A linked folder is walked as the folder it
+    links to (as a file manager shows it; it had been passed by without a word), each folder once however many links
+    reach it (a link back up is no loop, nor one to a folder above `root`: a training set's link up had reached its
+    held-out pairs), in name order: of two links to one folder, the same one names its files on every file
+    system."""
     walked = {_folder_key(above) for above in root.resolve().parents}
-    if leave_out is not None and leave_out.is_dir():
+    if leave_out is not None and leave_out.is_dir() and not root.samefile(leave_out):
         walked.add(_folder_key(leave_out))
     for folder, folders, files in os.walk(root, followlinks=True):
         try:
@@ -609,11 +607,3 @@ def _folder_key(folder: Path) -> tuple[int, int]:
     """What tells one folder from another, whatever path (a link among them) reaches it."""
     stat = folder.stat()
     return stat.st_dev, stat.st_ino
-
-
-def _inside(folder: Path | None, parent: Path) -> tuple[str, ...]:
-    """The parts of `folder`'s path below `parent`, or () when it is not inside it (or is it)."""
-    if folder is None:
-        return ()
-    folder, parent = folder.resolve(), parent.resolve()
-    return folder.relative_to(parent).parts if folder.is_relative_to(parent) else ()
