@@ -118,6 +118,7 @@ class SynthConfig:
         # Floats stay floats whether written 7 or 7.0: the demo dataset's folder name hashes these values.
         self.min_length, self.max_length, self.noise = float(self.min_length), float(self.max_length), float(self.noise)
         _check_positive("data.synth.min_length", self.min_length)
+        _check_positive("data.synth.max_length", self.max_length)
         if self.max_length < self.min_length:
             raise ConfigError("data.synth.max_length must be >= data.synth.min_length")
         _check_range("data.synth.noise", self.noise, 0.0, 0.5)
@@ -531,6 +532,8 @@ def _check_choice(key: str, value: str, literal: Any) -> None:
 
 
 def _check_positive(key: str, value: float) -> None:
+    if not math.isfinite(value):  # from an option, not a file's _coerce: nan passes "<= 0", inf every bound
+        raise ConfigError(f"{key} must be a finite number, got {value!r}")
     if value <= 0:
         raise ConfigError(f"{key} must be > 0; got {value!r}")
 

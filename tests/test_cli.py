@@ -3,6 +3,7 @@ import os
 from pathlib import Path
 
 import numpy as np
+import pytest
 from helpers import make_flat_dataset
 from PIL import Image
 from typer.testing import CliRunner
@@ -115,6 +116,16 @@ def test_a_bad_choice_is_named_without_the_validators_plumbing():
     result = runner.invoke(app, ["data", "synth", "--src", "x", "--out", "y", "--blur", "nope"])
     assert result.exit_code == 2 and "'nope' is not one of 'kernel', 'motion'" in result.output
     assert "Value error" not in result.output
+
+
+def test_an_upload_limit_of_no_finite_size_is_named_before_the_server_starts(monkeypatch):
+    from deblur.serve import server
+
+    monkeypatch.setattr(server, "serve", lambda *args, **kwargs: pytest.fail("served"))
+    for option in ("--max-upload-mb", "--max-video-mb"):
+        # inf had passed min= and ended in an OverflowError's traceback when made bytes
+        result = runner.invoke(app, ["serve", option, "inf", "--port", "0"])
+        assert result.exit_code == 2 and f"Invalid value for '{option}'" in result.output, result.output
 
 
 def test_usage_lines_read_as_the_docs_write_them():

@@ -383,6 +383,17 @@ def test_recipe_defaults_are_the_config_defaults():
         synth_recipe(max_rotation=1.0)  # the built-in recipe is kernel blur
 
 
+@pytest.mark.parametrize("option", ["min_length", "max_length"])
+@pytest.mark.parametrize("value", [float("nan"), float("inf")])
+def test_recipe_options_refuse_numbers_that_are_not_finite(option, value):
+    from deblur.data.synth import synth_recipe
+
+    # the options reach the recipe without a config file's checks: `--max-length inf` had ended in an
+    # OverflowError, `--min-length nan` in one from numpy's uniform
+    with pytest.raises(ConfigError, match=rf"data.synth.{option} must be a finite number, got {value!r}"):
+        synth_recipe(**{option: value})
+
+
 def test_deconvolve_writes_each_pairs_deconvolution_the_same_on_any_number_of_workers(tmp_path, monkeypatch):
     import deblur.data.synth as synth_module
 

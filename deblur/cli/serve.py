@@ -13,6 +13,9 @@ from deblur.serve.limits import Limits
 from deblur.ways import DEFAULT_METHOD
 
 DEFAULTS = Limits()
+# A terabyte: an upload limit beyond it is none, and `inf` (which the bare min= lets through) had been an
+# OverflowError's traceback when made bytes.
+MAX_MB = 2**20
 
 
 def serve(
@@ -28,8 +31,9 @@ def serve(
     queue: Annotated[
         int, typer.Option(min=0, help="Requests that may wait behind the one being deblurred; beyond: 503.")
     ] = DEFAULTS.waiting,
-    max_upload_mb: Annotated[float, typer.Option(min=0.001, help="Refuse larger uploads (413).")] = DEFAULTS.max_bytes
-    / 2**20,
+    max_upload_mb: Annotated[
+        float, typer.Option(min=0.001, max=MAX_MB, help="Refuse larger uploads (413).")
+    ] = DEFAULTS.max_bytes / 2**20,
     max_pixels: Annotated[
         int,
         typer.Option(
@@ -40,7 +44,7 @@ def serve(
         ),
     ] = DEFAULTS.max_pixels,
     max_video_mb: Annotated[
-        float, typer.Option(min=0.001, help="Refuse larger video uploads (413).")
+        float, typer.Option(min=0.001, max=MAX_MB, help="Refuse larger video uploads (413).")
     ] = DEFAULTS.max_video_bytes / 2**20,
     max_video_seconds: Annotated[
         float, typer.Option(min=0.1, help="Refuse longer clips (413): a video job runs for about this x 10-100.")
