@@ -368,8 +368,9 @@ def _unique_mapping(loader: _UniqueKeysLoader, node: yaml.MappingNode, deep: boo
 _UniqueKeysLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _unique_mapping)
 
 
-def load_config(path: str | Path | None = None, overrides: list[str] | None = None) -> Config:
-    """Load a config file (or a shipped config by name, one of `SHIPPED`) and apply `key=value` overrides.
+def load_config(path: str | Path | None = None, overrides: list[str] | str | None = None) -> Config:
+    """Load a config file (or a shipped config by name, one of `SHIPPED`) and apply `key=value` overrides (a list,
+    or one as a string).
 
     `path=None` loads the embedded default, `demo`. Unknown keys, wrong types and bad values raise
     `ConfigError` naming the file and key.
@@ -396,6 +397,8 @@ def load_config(path: str | Path | None = None, overrides: list[str] | None = No
         )
     if not isinstance(raw, dict):
         raise ConfigError(f"{path}: the top level must be a mapping of sections (model, data, train)")
+    if isinstance(overrides, str):  # one override: iterated, its letters had each been "an override 't' ..."
+        overrides = [overrides]
     for item in overrides or []:
         key, sep, value = item.partition("=")
         key = key.strip()

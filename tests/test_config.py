@@ -72,6 +72,10 @@ def test_overrides_apply_with_yaml_types():
     assert config.train.devices == ["/cpu:0"]
 
 
+def test_one_override_may_be_given_as_a_string():
+    assert load_config("smoke", "train.epochs=2").train.epochs == 2
+
+
 def test_int_accepted_for_float():
     assert load_config("smoke", ["train.learning_rate=1"]).train.learning_rate == 1.0
 
