@@ -187,6 +187,7 @@ def output_paths(
     traceback."""
     outputs: dict[Path, Path] = {}
     taken: dict[Path, list[str]] = {}
+    names: dict[Path, set[Path]] = {}  # the inputs' names (within the folders given) that each output is made from
     given = {path.resolve() for path, _, _ in inputs}
     over_inputs = []
     for path, name, kind in inputs:
@@ -201,12 +202,15 @@ def output_paths(
             if output.resolve() in given:
                 over_inputs.append(f"{output} would overwrite an input")
             taken.setdefault(output, []).append(source)
+            names.setdefault(output, set()).add(name)
         outputs[path] = target
     clashes = [
         f"{', '.join(sources)} would all be written to {target}"
         for target, sources in taken.items()
         if len(sources) > 1
     ]
+    # x/a.png and y/a.png, given as files or as the folders x and y, have one name with or without its extension
+    same_name = any(len(names[target]) < len(sources) for target, sources in taken.items())
     if over_inputs:
         # an input and another whose output it is (a.png -> a.jpg, beside a.jpg) name it twice: once is enough
         said = "; ".join(dict.fromkeys(over_inputs))
@@ -225,9 +229,14 @@ def output_paths(
         )
     if clashes:
         listed = "\n".join(f"  - {clash}" for clash in clashes)
+        head = f"{len(clashes)} output name(s) taken by more than one input; nothing was deblurred:\n{listed}\n"
+        if same_name:  # keep_extension, which had been the advice, names them alike too
+            raise NameClashError(
+                f"{head}inputs of one name from different folders: deblur each folder into its own output folder",
+                settings=("out",),
+            )
         raise NameClashError(
-            f"{len(clashes)} output name(s) taken by more than one input; nothing was deblurred:\n{listed}\n"
-            "keep each input's extension in its output's name to tell them apart (keep_extension)",
+            f"{head}keep each input's extension in its output's name to tell them apart (keep_extension)",
             settings=("keep_extension",),
         )
     return outputs

@@ -71,6 +71,21 @@ def test_a_side_by_side_named_as_another_inputs_output_is_a_clash_before_any_wor
     assert result.exit_code == 1 and f"{src / 'a_side_by_side.png'} would overwrite an input" in result.output
 
 
+def test_photos_of_one_name_from_two_folders_are_told_to_go_to_two_output_folders(tmp_path, monkeypatch):
+    model_never_loads(monkeypatch)
+    out = tmp_path / "out"
+    for folder in ("x", "y"):
+        (tmp_path / folder).mkdir()
+        Image.fromarray(noise((16, 16, 3))).save(tmp_path / folder / "a.png")
+    for given in ([tmp_path / "x", tmp_path / "y"], [tmp_path / "x" / "a.png", tmp_path / "y" / "a.png"]):
+        result = runner.invoke(app, ["predict", *map(str, given), "--out", str(out), "-q"])
+        assert result.exit_code == 1 and not out.exists(), result.output
+        # --keep-extension, which had been the advice, writes both to a.png.png
+        said = " ".join(result.output.split())
+        assert "inputs of one name from different folders: deblur each folder into its own output folder" in said
+        assert "--keep-extension" not in result.output and "(--out)" in result.output
+
+
 def test_a_photo_given_twice_is_deblurred_once(tmp_path, monkeypatch):
     from deblur.predict import plan_inputs
     from deblur.scale.plan import plan_inputs as plan_tasks
