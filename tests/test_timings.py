@@ -130,6 +130,13 @@ def test_pipeline_only(tmp_path):
     assert optimized["warmup_batches"] > report["settings"]["training_pairs"] / 4  # a full pass fills the cache
 
 
+def test_stages_are_refused_beside_pipeline_only_which_times_no_stage(tmp_path):
+    given = ["timings", *SMOKE, "--out", str(tmp_path / "t"), "--pipeline-only", "--stages", "xla"]
+    result = runner.invoke(app, given)
+    assert result.exit_code == 1 and not (tmp_path / "t").exists(), result.output
+    assert "pipeline_only times the loaders alone" in result.output and "(--stages, --pipeline-only)" in result.output
+
+
 def test_multi_gpu_stage_runs_over_logical_cpus(tmp_path):
     """The GPU path, on the two logical CPU devices conftest makes: global batch = batch x replicas."""
     config = load_config("smoke", ["data.root=null"])

@@ -131,6 +131,12 @@ def run_timings(
     The model and data come from `config` (data.root, or the embedded demo dataset made from data.synth); the
     workload from `preset`.
     """
+    if pipeline_only and stages:  # the loaders are timed without any stage: the stages had gone unread, unsaid
+        raise SettingError(
+            "the stages are training's, and pipeline_only times the loaders alone, without them: give one or the "
+            "other",
+            settings=("stages", "pipeline_only"),
+        )
     check_outputs(out, overwrite)
     backend = Backend.here(preset, multi_devices)
     planned = select_stages(backend.stages, stages)
