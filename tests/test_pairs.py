@@ -175,6 +175,17 @@ def test_missing_root_and_empty_root(tmp_path):
         preflight(tmp_path / "photo.png", 32)
 
 
+def test_empty_blur_and_sharp_folders_are_said_to_be_empty_not_missing(tmp_path):
+    for sequence in ("a", "b"):
+        for side in ("blur", "sharp"):
+            (tmp_path / "train" / sequence / side).mkdir(parents=True)
+    message = (
+        rf"no image pairs under {tmp_path}: its blur/ and sharp/ folders are empty \({tmp_path}/train/a/blur and 1"
+    )
+    with pytest.raises(DatasetError, match=message):
+        preflight(tmp_path, 32)
+
+
 def test_a_folder_of_photos_without_pairs_is_pointed_to_data_synth(tmp_path):
     rng = np.random.default_rng(0)
     for name in ("holiday/a.png", "b.png"):

@@ -179,6 +179,12 @@ def discover(root: str | Path) -> tuple[Splits, list[str]]:
     else:
         train, problems = find_pairs(root)
     if not train and not problems:
+        if empty := [folder for folder, _ in walk(root) if folder.name == "blur" and folder != root]:
+            # they are there: "expected blur/ and sharp/ folders" had sent the user looking for what was not missing
+            raise DatasetError(
+                f"no image pairs under {root}: its blur/ and sharp/ folders are empty ({empty[0]}"
+                f"{f' and {len(empty) - 1} more' if len(empty) > 1 else ''})"
+            )
         raise DatasetError(
             f"no image pairs under {root}: expected blur/ and sharp/ folders "
             f"(<root>/blur + <root>/sharp, or GOPRO's <root>/train/<sequence>/blur|sharp){_photos_hint(root)}"
