@@ -234,6 +234,10 @@ def test_an_empty_path_is_refused_by_every_command(tmp_path, monkeypatch):
             ["train", "--config", "smoke", "--out", ""],
         ],
         "Invalid value for 'DIR': an empty path": [["data", "check", ""]],
+        # through an override it had been named as one: "override 'train.init=' has no value"
+        "Invalid value for '--init': empty: name pretrained, latest or a model.keras": [
+            ["train", "--config", "smoke", "--init", ""]
+        ],
     }
     for message, runs in commands.items():
         for args in runs:

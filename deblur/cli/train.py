@@ -45,7 +45,11 @@ def train(
     ] = False,
     init: Annotated[
         str | None,
-        typer.Option(help="train.init: start from pretrained (the shipped model), latest, or a model.keras."),
+        typer.Option(
+            parser=_an_init,
+            metavar="<str>",
+            help="train.init: start from pretrained (the shipped model), latest, or a model.keras.",
+        ),
     ] = None,
     quiet: Annotated[
         bool, typer.Option("--quiet", "-q", help="No progress bars or epoch lines: the result only.")
@@ -87,6 +91,13 @@ def train(
     if result.model_path:
         typer.echo(f"model: {result.model_path}")
         typer.echo(f"try it: {next_command(result.model_path, result.example)}")
+
+
+def _an_init(value: str) -> str:
+    """--init, refused empty here: an unset "$INIT" had been named as the override `train.init=`, not given."""
+    if not value.strip():
+        raise typer.BadParameter("empty: name pretrained, latest or a model.keras, or leave it out")
+    return value
 
 
 def next_command(model_path: Path, example: Path | None = None) -> str:
