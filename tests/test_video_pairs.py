@@ -55,6 +55,23 @@ def test_still_windows_are_skipped_and_the_last_windows_held_out_by_time(tmp_pat
     assert "2 window(s) with almost no motion skipped" in report.summary()
 
 
+def test_the_frames_bar_ends_full_when_the_last_window_is_too_short_to_use(tmp_path, monkeypatch):
+    import deblur.video.pairs as pairs_module
+    from deblur.console import progress_bar
+
+    bars = []
+    monkeypatch.setattr(pairs_module, "progress_bar", lambda **kw: bars.append(progress_bar(**kw)) or bars[-1])
+    folder = tmp_path / "frames"
+    folder.mkdir()
+    rng = np.random.default_rng(2)
+    for index in range(7 * 3 + 4):  # three windows of 7, then 4 frames too few for a fourth
+        Image.fromarray(rng.integers(0, 256, (16, 20, 3), dtype=np.uint8)).save(folder / f"{index:03d}.png")
+    recipe = WindowRecipe(min_frames=7, max_frames=7, val_fraction=0.3)
+    report = pairs_from_video(folder, tmp_path / "pairs", recipe, fps=240, progress=True, log=lambda _: None)
+    assert report.frames == 21
+    assert (bars[0].n, bars[0].total) == (25, 25)  # it had stopped at 21 of 25, as a job stopped part way does
+
+
 def test_each_pair_is_written_as_it_is_made_and_the_held_out_ones_are_the_last(tmp_path, monkeypatch):
     import deblur.video.pairs as video_pairs
     import deblur.video.window_parts as window_parts

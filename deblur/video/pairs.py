@@ -258,6 +258,10 @@ def _make_windows(
                 report.motion.append(record["motion"])
                 report.blur_psnr.append(record["psnr"])
                 pairs += 1
+        # every frame read, those of the last window too short to use among them: the bar had ended short of 100%
+        # (35 of 40 frames), as a job stopped part way does; the header's count is only an estimate in some clips
+        bar.total = report.read
+        bar.update(report.read - bar.n)
     finally:
         bar.close()
     return report, pairs
