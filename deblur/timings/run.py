@@ -133,8 +133,7 @@ def run_timings(
     """
     if pipeline_only and stages:  # the loaders are timed without any stage: the stages had gone unread, unsaid
         raise SettingError(
-            "the stages are training's, and pipeline_only times the loaders alone, without them: give one or the "
-            "other",
+            "the stages are training's, and pipeline_only times the loaders alone, without them: give one or the other",
             settings=("stages", "pipeline_only"),
         )
     check_outputs(out, overwrite)
