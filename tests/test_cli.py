@@ -128,6 +128,15 @@ def test_an_upload_limit_of_no_finite_size_is_named_before_the_server_starts(mon
         assert result.exit_code == 2 and f"Invalid value for '{option}'" in result.output, result.output
 
 
+def test_version_is_shown_without_a_command():
+    from deblur import __version__
+
+    result = runner.invoke(app, ["--version"])
+    assert result.exit_code == 0 and result.output.startswith(f"deblur {__version__} (Python 3.")
+    pyproject = (Path(__file__).parents[1] / "pyproject.toml").read_text()
+    assert f'\nversion = "{__version__}"\n' in pyproject  # the package's version, written twice: kept as one
+
+
 def test_usage_lines_read_as_the_docs_write_them():
     assert "predict [OPTIONS] INPUT...\n" in runner.invoke(app, ["predict", "--help"]).output
     assert "data check [OPTIONS] DIR\n" in runner.invoke(app, ["data", "check", "--help"]).output

@@ -7,10 +7,13 @@ one handler for user errors, and registers them.
 from __future__ import annotations
 
 import os
+import platform
+from typing import Annotated
 
 import typer
 from typer.core import TyperGroup
 
+from deblur import __version__
 from deblur.cli import data, evaluate, export, predict, serve, timings, train
 from deblur.cli.common import PlainUsage, fail, user_message
 from deblur.cli.stopping import stop_cleanly
@@ -60,8 +63,19 @@ for command in (train.train, predict.predict, timings.timings, evaluate.evaluate
 app.add_typer(data.app, name="data")
 
 
+def _show_version(asked: bool) -> None:
+    if asked:  # what a bug report needs first; light: no TensorFlow
+        typer.echo(f"deblur {__version__} (Python {platform.python_version()})")
+        raise typer.Exit()
+
+
 @app.callback()
-def main() -> None:
+def main(
+    version: Annotated[
+        bool,
+        typer.Option("--version", callback=_show_version, is_eager=True, help="Show deblur's version and exit."),
+    ] = False,
+) -> None:
     """Deblur photos with a DeblurGAN-style CNN, and measure what each training optimization buys."""
 
 
