@@ -16,6 +16,7 @@ import uvicorn
 from deblur.errors import SettingError
 from deblur.runtime import DEFAULT_RUNTIME
 from deblur.serve.limits import Limits
+from deblur.serve.names import check_host_names, check_origins
 from deblur.serve.service import DeblurService
 from deblur.ways import DEFAULT_METHOD
 
@@ -77,6 +78,8 @@ def serve(
             "network it is on)",
             settings=("host",),
         )
+    check_origins(cors_origins)  # before the model loads: written otherwise than a browser sends it, none matched
+    check_host_names(allowed_hosts)
     limits = limits or Limits()
     from deblur.inference import open_deblurrer
     from deblur.serve.app import create_app

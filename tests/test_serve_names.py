@@ -1,0 +1,44 @@
+import pytest
+
+from deblur.errors import SettingError
+from deblur.serve.names import check_host_names, check_origins
+
+
+@pytest.mark.parametrize(
+    "origin", ["http://localhost:3000", "https://photos.example.org", "http://[::1]:8080", "*", "null"]
+)
+def test_origins_as_a_browser_sends_them_are_taken(origin):
+    check_origins([origin])
+
+
+# each had started the server without a word, and the page it was meant for was refused (403): a browser's Origin
+# has a scheme, and no path, not even a /
+@pytest.mark.parametrize("origin", ["localhost:3000", "http://localhost:3000/", "http://a.org/app", "", "http://x:y"])
+def test_an_origin_no_browser_sends_is_refused_naming_the_option(origin):
+    with pytest.raises(SettingError, match=r"is not an origin as a browser sends it: scheme://host\[:port\]") as err:
+        check_origins(["http://localhost:3000", origin])
+    assert err.value.settings == ("cors_origin",)
+
+
+@pytest.mark.parametrize("name", ["photos.example.org", "*", "192.168.1.20", "[::1]"])
+def test_host_names_and_addresses_are_taken(name):
+    check_host_names([name])
+
+
+@pytest.mark.parametrize("name", ["photos.example.org:8000", "https://photos.example.org", "", "a/b"])
+def test_a_host_name_with_a_scheme_port_or_path_is_refused_naming_the_option(name):
+    # the server compares the Host header's name alone: these never matched
+    with pytest.raises(SettingError, match="is not a host name as requests address the server") as err:
+        check_host_names([name])
+    assert err.value.settings == ("allow_host",)
+
+
+def test_the_server_checks_them_before_its_model_loads(monkeypatch):
+    import deblur.inference
+    from deblur.serve import server
+
+    monkeypatch.setattr(deblur.inference, "open_deblurrer", lambda *args, **kwargs: pytest.fail("model loaded"))
+    with pytest.raises(SettingError, match="'localhost:3000' is not an origin"):
+        server.serve(port=0, cors_origins=("localhost:3000",))
+    with pytest.raises(SettingError, match="'photos.example.org:8000' is not a host name"):
+        server.serve(port=0, allowed_hosts=("photos.example.org:8000",))
