@@ -568,6 +568,11 @@ def test_an_address_nothing_answers_at_is_refused_before_any_work_naming_the_set
         (f"127.0.0.1:{port}", f"no Ray cluster answers at 127.0.0.1:{port}: {refused}"),  # Ray retried it without end
         (f"ray://127.0.0.1:{port}", f"no Ray cluster answers at ray://127.0.0.1:{port}: {refused}"),  # 30 s, traceback
         ("head", "cannot join the Ray cluster at head: Invalid address format: head"),
+        (
+            "http://127.0.0.1:8265",  # the dashboard's, from Ray's start-up lines: "Name or service not known"
+            "http://127.0.0.1:8265 is no address a driver joins a Ray cluster at: its head's host:6379, or "
+            "ray://host:10001 (Ray Client; an http:// address is the dashboard's, for submitting jobs)",
+        ),
         # `--address $RAY_ADDRESS` with it unset: a Ray of this machine's own had started in its place
         (
             "",

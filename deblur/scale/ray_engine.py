@@ -46,6 +46,13 @@ def check_address(address: str | None) -> None:
             "Ray of this machine's own",
             settings=("address",),
         )
+    if address is not None and "://" in address and not address.startswith("ray://"):
+        # the dashboard's http://head:8265, copied from Ray's start-up lines, had been "Name or service not known"
+        raise SettingError(
+            f"{address} is no address a driver joins a Ray cluster at: its head's host:6379, or ray://host:10001 "
+            "(Ray Client; an http:// address is the dashboard's, for submitting jobs)",
+            settings=("address",),
+        )
     host, _, port = (address or "auto").removeprefix("ray://").rpartition(":")
     if address in (None, "auto", "local") or not port.isdigit():
         return  # Ray's own words, for what is not host:port (`auto` with no cluster on this machine included)
