@@ -17,6 +17,7 @@ from deblur import hardware
 from deblur.config import InferencePrecision
 from deblur.console import Hint
 from deblur.errors import DeblurError, SettingError
+from deblur.image_array import ImageArrayError, as_image  # noqa: F401  the error is named deblur.inference's too
 from deblur.imageio import read_photo, write_photo
 from deblur.min_side import check_min_side
 from deblur.model import is_kernel_aware, with_gate
@@ -31,46 +32,6 @@ from deblur.ways import WAYS, Way, check_ensemble_for, way_of
 
 class ModelLoadError(DeblurError, ValueError):
     """The model file is missing or is not a deblur model."""
-
-
-class ImageArrayError(DeblurError, ValueError):
-    """An array given to a Deblurrer is not one HWC RGB image in [0, 1]."""
-
-
-# How far outside [0, 1] a given image may stray (rounding in the caller's own float arithmetic) before it is taken
-# for another scale: a 0-255 image had come back all white, clipped, without a word.
-RANGE_SLACK = 0.01
-
-
-def as_image(image: np.ndarray, name: str = "the image", *, batch: bool = False) -> np.ndarray:
-    """`image` as float32, refused (ImageArrayError, saying how to mend it) unless it is an HWC RGB image (an NHWC
-    batch of them with `batch`) of finite values in [0, 1]: a uint8 photo, a gray or RGBA array, a batch and NaN had
-    each come back as white, NaN or an error from deep inside TensorFlow."""
-    array = np.asarray(image)
-    want = "an NHWC batch of RGB images" if batch else "one HWC RGB image, (height, width, 3)"
-    if array.ndim != (4 if batch else 3) or array.shape[-1] != 3:
-        if array.ndim == (3 if batch else 2):
-            mend = " (gray: repeat it on a last axis of 3)"
-        elif array.ndim == (4 if batch else 3) and array.shape[-1] == 4:
-            mend = " (RGBA: give its [..., :3])"
-        elif not batch and array.ndim == 4:
-            mend = " (a batch: give its images one at a time, or to Deblurrer.many)"
-        else:
-            mend = ""
-        raise ImageArrayError(f"{name}: an array of shape {array.shape}, where deblur takes {want}{mend}")
-    if array.dtype.kind != "f":
-        mend = f" (from {array.dtype}: divide by {np.iinfo(array.dtype).max})" if array.dtype.kind in "ui" else ""
-        raise ImageArrayError(f"{name}: {array.dtype} pixels, where deblur takes float32 in [0, 1]{mend}")
-    array = np.asarray(array, dtype=np.float32)
-    low, high = (float(array.min()), float(array.max())) if array.size else (0.0, 0.0)
-    if not (low >= -RANGE_SLACK and high <= 1 + RANGE_SLACK):  # NaN fails both
-        if not (np.isfinite(low) and np.isfinite(high)):
-            problem = "holds NaN or infinite values"
-        else:
-            problem = f"has values from {low:g} to {high:g}"
-        scale = " (a 0-255 image: divide it by 255)" if np.isfinite(high) and high > 1.5 else ""
-        raise ImageArrayError(f"{name}: {problem}, where deblur takes values in [0, 1]{scale}")
-    return array
 
 
 @dataclass

@@ -15,7 +15,15 @@ import deblur
 PACKAGE = Path(deblur.__file__).parent
 FLOORS = [
     # 0: shared facts, imported by anything
-    {"deblur.errors", "deblur.hardware", "deblur.files", "deblur.console", "deblur.tables", "deblur.strength"},
+    {
+        "deblur.errors",
+        "deblur.hardware",
+        "deblur.files",
+        "deblur.console",
+        "deblur.tables",
+        "deblur.strength",
+        "deblur.image_array",
+    },
     {"deblur.tiling", "deblur.config", "deblur.paths", "deblur.imageio", "deblur.photo16", "deblur.min_side"},
     {"deblur.model", "deblur.losses", "deblur.data", "deblur.runtime", "deblur.shake", "deblur.ways"},
     {"deblur.inference", "deblur.video", "deblur.settings"},

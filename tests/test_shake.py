@@ -408,3 +408,36 @@ def test_the_batched_deconvolution_matches_the_numpy_one():
     for image, k, result in ((blurry, padded, batch[0]), (other, wide, batch[1])):
         reference = deconvolve(image, k)
         assert 10 * np.log10(1 / np.mean((reference - result) ** 2)) > 50  # the same result, to float32 rounding
+
+
+@pytest.mark.parametrize(
+    "call, said",
+    [
+        # a uint8 photo had come back as float values of 0-255 from restore; a gray one an IndexError; NaN a
+        # "zero-size array" from deep inside
+        (lambda photo: restore((photo * 255).astype(np.uint8)), "the blurry photo: uint8 pixels"),
+        (lambda photo: restore(photo[..., 0]), "(gray: repeat it on a last axis of 3)"),
+        (lambda photo: restore(np.full_like(photo, np.nan)), "the blurry photo: holds NaN or infinite values"),
+        (lambda photo: estimate_kernel(photo * 255), "where deblur takes values in [0, 1] (a 0-255 image: divide"),
+        (lambda photo: deconvolve(photo * 255, np.ones((3, 3)) / 9), "(a 0-255 image: divide it by 255)"),
+        # the kernel: 3-D had been an unpacking error, all zero an image of NaN, summing to 9 nine times too dark
+        (lambda photo: deconvolve(photo, np.ones((3, 3, 3)) / 27), "the kernel: an array of shape (3, 3, 3)"),
+        (lambda photo: deconvolve(photo, np.zeros((3, 3))), "summing to 0, where deblur takes a 2-D one"),
+        (lambda photo: deconvolve(photo, np.ones((3, 3))), "summing to 9, where deblur takes a 2-D one"),
+    ],
+)
+def test_the_kernel_paths_functions_refuse_arrays_that_are_no_photo_or_kernel(call, said):
+    from deblur.image_array import ImageArrayError
+
+    photo = np.random.default_rng(0).random((40, 48, 3), np.float32)
+    with pytest.raises(ImageArrayError) as refused:
+        call(photo)
+    assert said in str(refused.value)
+
+
+def test_the_kernel_paths_functions_take_a_gray_photo_and_one_channel_where_they_did():
+    photo = np.random.default_rng(0).random((40, 48), np.float32)
+    assert estimate_kernel(photo).kernel.ndim == 2  # HW gray, as its docstring says
+    kernel = np.ones((3, 3), np.float32) / 9
+    assert deconvolve(photo[..., None], kernel).shape == (40, 48, 1)  # any number of channels (`pick` gives one)
+    assert deconvolve(photo[..., None], kernel.astype(np.float64) * 1.0004).shape == (40, 48, 1)

@@ -15,6 +15,7 @@ from functools import lru_cache
 
 import numpy as np
 
+from deblur.image_array import ImageArrayError, as_image
 from deblur.shake.fourier import centre_of_mass, otf, padded_shape, wrap_edges
 from deblur.shake.split import Shrink, growing, split
 
@@ -42,6 +43,8 @@ def deconvolve(
     """
     if not 0 < exponent <= 1:
         raise ValueError(f"the gradient prior's exponent must be in (0, 1], not {exponent}")
+    blurry = as_image(blurry, "the blurry photo", channels=None)
+    kernel = _as_kernel(kernel)
     height, width = blurry.shape[:2]
     shrink = soft_shrink if exponent == 1 else _hyper(exponent)
     betas = list(growing(*BETAS))  # every channel walks the same weights
@@ -61,6 +64,20 @@ def soft_shrink(gx: np.ndarray, gy: np.ndarray, beta: float) -> tuple[np.ndarray
     gx -= np.clip(gx, -1 / beta, 1 / beta)
     gy -= np.clip(gy, -1 / beta, 1 / beta)
     return gx, gy
+
+
+def _as_kernel(kernel: np.ndarray) -> np.ndarray:
+    """The kernel as float32, refused unless it is a 2-D array of non-negative values summing to 1 (a 3-D one, a
+    zero one or NaN had ended in an unpacking error or an image of NaN; one summing to 25 had come back 25 times too
+    dark, without a word)."""
+    array = np.asarray(kernel, dtype=np.float32)
+    total = float(array.sum()) if array.ndim == 2 and array.size else 0.0
+    if array.ndim != 2 or not np.isfinite(total) or array.size == 0 or float(array.min()) < 0 or abs(total - 1) > 1e-3:
+        raise ImageArrayError(
+            f"the kernel: an array of shape {array.shape} summing to {total:g}, where deblur takes a 2-D one of "
+            "non-negative values summing to 1 (normalise it: kernel / kernel.sum())"
+        )
+    return array
 
 
 def _hyper(exponent: float) -> Shrink:
