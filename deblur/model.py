@@ -11,6 +11,8 @@ import keras
 import numpy as np
 from keras import layers, ops
 
+from deblur.config import ModelConfig
+
 # How the training step's gradients are computed where this project, not Keras, decides: `deblur timings` records
 # it, so charts made before and after a change here can be told apart (docs/speed.md measures each choice).
 GRADIENTS = {
@@ -284,6 +286,9 @@ def build_generator(
         >>> model(keras.ops.zeros((1, 37, 53, 3))).shape
         (1, 37, 53, 3)
     """
+    # Checked as a config's model section is (ConfigError naming the key): called directly, norm="layer" had built a
+    # model with no normalization and no biases, and blocks=-1 one with no blocks, without a word.
+    ModelConfig(width, blocks, norm, dropout, zero_init_output, kernel_aware)
     # The skip path stays float32 whatever the policy: bfloat16 would quantize the image it adds back.
     channels = 6 if kernel_aware else 3
     inputs = keras.Input(shape=(None, None, channels), name="blurry_and_deconvolved" if kernel_aware else "blurry")

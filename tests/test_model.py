@@ -1,3 +1,5 @@
+import re
+
 import keras
 import numpy as np
 import pytest
@@ -258,3 +260,18 @@ def test_with_gate_gives_the_output_and_the_gate_as_a_fourth_channel_once():
     gate = keras.Model(model.input, model.get_layer("gate").output)(stacked)[:, :30, :42]
     np.testing.assert_allclose(both[..., 3:], gate, atol=1e-6)
     assert with_gate(with_gate(model)).outputs[0].shape[-1] == 4
+
+
+@pytest.mark.parametrize(
+    "given, said",
+    [
+        ({"norm": "layer"}, "model.norm must be one of instance, batch, none; got 'layer'"),  # no norm, no biases
+        ({"blocks": -1}, "model.blocks must be between 0 and 64; got -1"),  # no blocks, without a word
+        ({"width": 0}, "model.width must be > 0; got 0"),
+    ],
+)
+def test_build_generator_refuses_what_a_config_would_naming_its_key(given, said):
+    from deblur.config import ConfigError
+
+    with pytest.raises(ConfigError, match=re.escape(said)):
+        build_generator(**{"width": 4, "blocks": 1, **given})
