@@ -281,6 +281,8 @@ def build_generator(
         dtype: a dtype policy name for the whole model; None uses Keras' global policy.
         name: the model's name.
 
+    A value a config's `model` section would refuse raises `deblur.config.ConfigError`, naming its key.
+
     Example:
         >>> model = build_generator(width=8, blocks=1)
         >>> model(keras.ops.zeros((1, 37, 53, 3))).shape
