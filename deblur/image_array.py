@@ -4,6 +4,8 @@ is taken had each come back white or NaN, or failed deep inside TensorFlow or Sc
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 
 from deblur.errors import DeblurError
@@ -23,6 +25,11 @@ def as_image(
 ) -> np.ndarray:
     """`image` as float32, refused (ImageArrayError, saying how to mend it) unless it is an HWC image of `channels`
     channels (RGB; None: any number), an NHWC batch of them with `batch`, of finite values in [0, 1]."""
+    if isinstance(image, (str, os.PathLike)):  # had been "an array of shape ()"
+        raise ImageArrayError(
+            f"{name}: a path ({image}), where deblur takes the image itself: read it first "
+            "(deblur.imageio.read_photo(path).rgb), or give the file to deblur_file"
+        )
     array = np.asarray(image)
     rank = 4 if batch else 3
     if array.ndim != rank or (channels is not None and array.shape[-1] != channels):

@@ -21,3 +21,13 @@ def test_pixels_of_any_shape_must_be_float_in_0_1():
         as_pixels(np.zeros((4, 5), np.int16))
     with pytest.raises(ImageArrayError, match="has values from -0.5 to -0.5, where deblur takes values in"):
         as_pixels(np.full((4, 5), -0.5))
+
+
+def test_a_path_is_told_to_be_read_first():
+    from pathlib import Path
+
+    for path in ("photo.png", Path("photo.png")):
+        with pytest.raises(
+            ImageArrayError, match=r"a path \(photo.png\), where deblur takes the image itself: read it"
+        ):
+            as_image(path)
