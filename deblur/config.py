@@ -43,6 +43,9 @@ Precision = Literal["auto", "float32", "mixed_float16", "mixed_bfloat16"]  # the
 InferencePrecision = Literal["auto", "float32", "bfloat16"]
 EvaluationSplit = Literal["auto", "val", "train", "all"]
 TimingsPreset = Literal["quick", "paper"]
+# Seeds (training's, the blur recipe's, a clip's windows'): what Keras' and NumPy's generators take; -1 had ended in
+# their ValueError's traceback.
+MAX_SEED = 2**32 - 1
 
 
 # === Sections ===
@@ -126,6 +129,9 @@ class SynthConfig:
             self.min_noise = float(self.min_noise)
             _check_range("data.synth.min_noise", self.min_noise, 0.0, self.noise)
         _check_positive("data.synth.pairs_per_photo", self.pairs_per_photo)
+        _check_range("data.synth.seed", self.seed, 0, MAX_SEED)
+        if self.holdout_seed is not None:
+            _check_range("data.synth.holdout_seed", self.holdout_seed, 0, MAX_SEED)
         _check_choice("data.synth.blur", self.blur, Blur)
         self.max_rotation, self.max_zoom = float(self.max_rotation), float(self.max_zoom)
         _check_range("data.synth.max_rotation", self.max_rotation, 0.0, 45.0)
@@ -293,6 +299,7 @@ class TrainConfig:
         if self.steps_per_epoch is not None:
             _check_positive("train.steps_per_epoch", self.steps_per_epoch)
         _check_positive("train.learning_rate", self.learning_rate)
+        _check_range("train.seed", self.seed, 0, MAX_SEED)
         _check_choice("train.lr_scaling", self.lr_scaling, LrScaling)
         _check_choice("train.schedule", self.schedule, Schedule)
         _check_range("train.warmup_steps", self.warmup_steps, 0, 10**9)

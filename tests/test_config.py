@@ -58,6 +58,10 @@ def test_unknown_section(tmp_path):
         # `--set data.root=$DATA` with DATA unset had trained on the demo data
         ("data.root=", r"override 'data.root=' has no value after '=': give one \(null, for none, says so\)"),
         ("data.root= ", "has no value after '='"),
+        # Keras' and NumPy's generators had refused these with a traceback
+        ("train.seed=-1", r"train.seed must be between 0 and 4294967295; got -1"),
+        ("data.synth.seed=4294967296", r"data.synth.seed must be between 0 and 4294967295; got 4294967296"),
+        ("data.synth.holdout_seed=-2", r"data.synth.holdout_seed must be between 0 and 4294967295; got -2"),
     ],
 )
 def test_bad_overrides(override, message):

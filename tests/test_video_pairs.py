@@ -163,6 +163,12 @@ def test_a_folder_with_frames_of_two_sizes_names_the_odd_one(tmp_path):
     assert not (tmp_path / "pairs").exists()
 
 
+def test_a_negative_seed_is_named_not_numpys_traceback():
+    with pytest.raises(SettingError, match="seed must be between 0 and 4294967295: -1") as refused:
+        WindowRecipe(seed=-1)
+    assert refused.value.settings == ("seed",)
+
+
 def test_too_few_frames_for_a_window_says_so(tmp_path):
     folder = frames_folder(tmp_path / "frames", [(20, 16)] * 8)
     recipe = WindowRecipe(min_frames=9, max_frames=9)

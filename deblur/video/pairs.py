@@ -29,6 +29,7 @@ from pathlib import Path
 
 import numpy as np
 
+from deblur.config import MAX_SEED
 from deblur.console import progress_bar
 from deblur.errors import Interrupted, OutputExistsError, SettingError
 from deblur.files import check_outside, check_parent, file_stamp, full_disk_named, one_run_at_a_time, work_folder
@@ -59,6 +60,8 @@ class WindowRecipe:
             )
         if not 0 <= self.val_fraction < 1:
             raise SettingError(f"val_fraction must be in [0, 1): {self.val_fraction}", settings=("val_fraction",))
+        if not 0 <= self.seed <= MAX_SEED:
+            raise SettingError(f"seed must be between 0 and {MAX_SEED}: {self.seed}", settings=("seed",))
 
     def sizes(self) -> list[int]:
         """The window lengths drawn from: odd, so that the sharp frame is the true middle."""
