@@ -462,6 +462,16 @@ def test_a_photo_another_run_wrote_after_the_plan_is_skipped_and_one_half_there_
     assert {(out / name).read_bytes() for name in kept} == {b"the other run's"}
 
 
+def test_an_output_folder_never_made_is_not_named_as_holding_the_outputs(tmp_path):
+    Image.fromarray(noise((16, 16, 3))).save(tmp_path / "a.png")
+    model, out = save_model(tmp_path / "identity"), tmp_path / "out"
+    given = [str(tmp_path / "a.png"), "--model", str(model), "--out", str(out), "--max-pixels", "100"]
+    result = runner.invoke(app, ["predict", *given])
+    assert result.exit_code == 1 and not out.exists(), result.output
+    # it had said "outputs in <out>", a folder that is not there
+    assert f"0 written, 1 failed; {out} was not made (nothing to put in it)" in result.output
+
+
 def test_a_folder_where_an_output_goes_fails_its_photo_and_is_not_taken_for_the_output(tmp_path):
     Image.fromarray(noise((16, 16, 3))).save(tmp_path / "a.png")
     model, out = save_model(tmp_path / "identity"), tmp_path / "out"

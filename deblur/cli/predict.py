@@ -220,8 +220,16 @@ def print_report(report, write: WriteSettings, log) -> bool:
         typer.secho(f"failed: {user_message(error)}", fg=typer.colors.RED, err=True)
     if report.skipped:
         typer.echo(skipped_line(len(report.skipped)))
-    typer.echo(f"{len(report.written)} written, {len(report.failed)} failed; outputs in {Path(write.out).resolve()}")
+    typer.echo(f"{len(report.written)} written, {len(report.failed)} failed; {_where(write.out)}")
     return bool(report.failed)
+
+
+def _where(out: str) -> str:
+    """Where the outputs are; a folder that was never made (every input failed) is not named as holding them."""
+    if "://" in out:
+        return f"outputs in {out}"
+    folder = Path(out).resolve()
+    return f"outputs in {folder}" if folder.is_dir() else f"{folder} was not made (nothing to put in it)"
 
 
 def print_scaled(scaled, write: WriteSettings, log) -> bool:
@@ -238,7 +246,7 @@ def print_scaled(scaled, write: WriteSettings, log) -> bool:
         typer.echo(f"failed inputs listed in {scaled.failed_list}")
     if scaled.skipped:
         typer.echo(skipped_line(len(scaled.skipped)))
-    typer.echo(f"{scaled.summary}; outputs in {out if '://' in out else Path(out).resolve()}")
+    typer.echo(f"{scaled.summary}; {_where(out)}")
     if scaled.stopped:
         raise fail(scaled.stopped)  # the error the CLI gives a full disk, last, as the line to act on
     return bool(scaled.failed)
