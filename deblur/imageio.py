@@ -13,6 +13,7 @@ ICC profile (where it describes the pixels written) go with it unless stripped.
 from __future__ import annotations
 
 import contextlib
+import glob
 import io
 import os
 from collections.abc import Callable, Iterator, Sequence
@@ -505,6 +506,21 @@ def is_photo(path: Path) -> bool:
             return image.format not in _VIDEO_HEADERS
     except (OSError, SyntaxError, ValueError, UnidentifiedImageError):
         return False
+
+
+def expand_patterns(inputs: Sequence[str]) -> list[str]:
+    """The inputs, each pattern with `*` or `?` that names no file itself replaced by the files it matches, in name
+    order: what a POSIX shell does before the command starts, and what Windows' shells leave to it (`deblur predict
+    photos\\*.jpg` there, or a quoted pattern here, had been "no such file or folder"). A pattern that matches
+    nothing, and anything with `://` (the engine's URLs), are kept as given; `[` is only itself (photo [1].jpg)."""
+    expanded: list[str] = []
+    for item in inputs:
+        if "://" in item or not any(mark in item for mark in "*?") or os.path.lexists(item):
+            expanded.append(item)
+            continue
+        matches = sorted(glob.glob(item.replace("[", "[[]"), recursive=True))
+        expanded += matches or [item]
+    return expanded
 
 
 def find_images(

@@ -380,3 +380,21 @@ def test_without_pillow_heif_other_photos_read_and_a_heic_names_what_it_needs(tm
     (tmp_path / "phone.heic").write_bytes(b"\x00\x00\x00\x18ftypheic" + bytes(64))
     with pytest.raises(imageio.ImageReadError, match="phone.heic: HEIC and HEIF photos need pillow-heif"):
         read_photo(tmp_path / "phone.heic")
+
+
+def test_a_pattern_the_shell_left_is_expanded_in_name_order_and_other_inputs_kept(tmp_path, monkeypatch):
+    from deblur.imageio import expand_patterns
+
+    monkeypatch.chdir(tmp_path)
+    for name in ("b.jpg", "a.jpg", "c.png", "photo [1].jpg", "odd*.jpg"):
+        (tmp_path / name).write_bytes(b"")
+    given = ["*.jpg", "c.png", "?.png", "none*.webp", "s3://bucket/*.jpg", "photo [1].jpg", "odd*.jpg"]
+    # Windows' shells pass `photos\*.jpg` on as it is: it had been "no such file or folder"
+    assert expand_patterns(given) == [
+        "a.jpg", "b.jpg", "odd*.jpg", "photo [1].jpg",  # `[` is itself; a file named with `*` matches too
+        "c.png", "c.png",
+        "none*.webp",  # matching nothing: kept, for predict to name as missing
+        "s3://bucket/*.jpg",
+        "photo [1].jpg",
+        "odd*.jpg",  # a file of that very name is itself
+    ]  # fmt: skip

@@ -462,6 +462,16 @@ def test_a_photo_another_run_wrote_after_the_plan_is_skipped_and_one_half_there_
     assert {(out / name).read_bytes() for name in kept} == {b"the other run's"}
 
 
+def test_a_pattern_no_shell_expanded_is_deblurred_as_the_photos_it_matches(tmp_path):
+    for name in ("a.png", "b.png", "c.jpg"):
+        Image.fromarray(noise((16, 16, 3))).save(tmp_path / name)
+    model, out = save_model(tmp_path / "identity"), tmp_path / "out"
+    # as Windows' shells pass `photos\*.png`, or a quoted pattern here: "no such file or folder" before
+    result = runner.invoke(app, ["predict", str(tmp_path / "*.png"), "--model", str(model), "--out", str(out), "-q"])
+    assert result.exit_code == 0, result.output
+    assert sorted(path.name for path in out.iterdir()) == ["a.png", "b.png"]
+
+
 def test_an_output_folder_never_made_is_not_named_as_holding_the_outputs(tmp_path):
     Image.fromarray(noise((16, 16, 3))).save(tmp_path / "a.png")
     model, out = save_model(tmp_path / "identity"), tmp_path / "out"

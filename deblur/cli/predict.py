@@ -22,7 +22,7 @@ from deblur.cli.common import (
 )
 from deblur.config import InferencePrecision
 from deblur.console import progress_bar
-from deblur.imageio import DEFAULT_MAX_PIXELS, DEFAULT_QUALITY, WriteFormat, raw_files
+from deblur.imageio import DEFAULT_MAX_PIXELS, DEFAULT_QUALITY, WriteFormat, expand_patterns, raw_files
 from deblur.runtime import DEFAULT_RUNTIME, RUNTIME_HELP, Runtime
 from deblur.scale import ENGINE_HELP, Engine
 from deblur.settings import (
@@ -173,7 +173,7 @@ def predict(
     Clips go through the network and keep their size, frame count, timestamps, rotation, audio and subtitles; a run
     that is stopped goes on from its last finished segment when the same command is run again."""
     settings = PredictSettings(
-        ReadSettings(tuple(inputs), max_pixels),
+        ReadSettings(tuple(expand_patterns(inputs)), max_pixels),
         DeblurSettings(model, method, precision, runtime, tile, overlap, ensemble, percent(strength), estimates),
         WriteSettings(out, fmt, quality, strip_metadata, keep_extension, side_by_side, overwrite, Encoding(codec, crf)),
         RunSettings(engine, workers, worker_cpus, address),
