@@ -68,8 +68,8 @@ def soft_shrink(gx: np.ndarray, gy: np.ndarray, beta: float) -> tuple[np.ndarray
 
 def _as_kernel(kernel: np.ndarray) -> np.ndarray:
     """The kernel as float32, refused unless it is a 2-D array of non-negative values summing to 1 (a 3-D one, a
-    zero one or NaN had ended in an unpacking error or an image of NaN; one summing to 25 had come back 25 times too
-    dark, without a word)."""
+    zero one or NaN had ended in an unpacking error or an image of NaN; one summing to 9 had given a photo back about
+    nine times too dark, a mean of 0.06 for 0.51, without a word)."""
     array = np.asarray(kernel, dtype=np.float32)
     total = float(array.sum()) if array.ndim == 2 and array.size else 0.0
     if array.ndim != 2 or not np.isfinite(total) or array.size == 0 or float(array.min()) < 0 or abs(total - 1) > 1e-3:
