@@ -19,6 +19,16 @@ def test_summary_of_a_good_gopro_tree(tmp_path):
     assert "no problems found" in result.output
 
 
+def test_a_gopro_tree_with_nothing_to_train_on_is_a_problem_as_train_finds_it(tmp_path):
+    root = fake_gopro(tmp_path / "GOPRO_Large", sequences={"test": ["GOPR0384_11_00"]})
+    for side in ("blur", "sharp"):
+        (root / "train" / "GOPR0372_07_00" / side).mkdir(parents=True)
+    result = runner.invoke(app, ["data", "check", str(root), "-q"])
+    # it had said "no problems found" of data that train refuses
+    assert result.exit_code == 1 and f"  - no training pairs under {root}" in result.output, result.output
+    assert "no training pairs" in runner.invoke(app, ["train", "--data", str(root), "-q"]).output
+
+
 def test_every_problem_listed_and_exit_code_1(tmp_path):
     root = fake_gopro(tmp_path / "GOPRO_Large", blur_folders=("blur",))
     (root / "train" / "GOPR0372_07_00" / "sharp" / "000001.png").unlink()

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from deblur.data.pairs import (
+    NO_TRAINING_PAIRS,
     DatasetError,
     Pair,
     check_not_held_out,
@@ -47,6 +48,8 @@ def summarize(root: str | Path, patch_size: int | None = None, *, deep: bool = F
         problems.append(str(err))
     pairs = splits.every
     info = inspect_images([path for p in pairs for path in p.files], deep, progress)
+    if not splits.train and not problems:  # train refuses it: "no problems found" had sent the user on to that
+        problems.append(NO_TRAINING_PAIRS.format(root=root))
     problems += check_pairs(splits.train, patch_size, info=info)
     problems += check_pairs(splits.held_out, None, info=info)
     sizes = Counter(info[p.blurry][0] for p in pairs if info[p.blurry][0] and info[p.blurry][0] == info[p.sharp][0])

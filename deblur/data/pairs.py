@@ -299,6 +299,10 @@ def check_pairs(
     return problems
 
 
+# GOPRO's layout with an empty train/ (its test/ pairs are held out): train refuses it, and data check lists it
+NO_TRAINING_PAIRS = "no training pairs under {root}"
+
+
 def problem_listing(problems: list[str]) -> str:
     """Problems as an indented list, the first `MAX_LISTED_PROBLEMS` of them and a count of the rest."""
     shown = problems[:MAX_LISTED_PROBLEMS]
@@ -346,5 +350,5 @@ def preflight(
             f"the data in {root} has {len(problems)} problem(s); nothing was {work}:\n{problem_listing(problems)}"
         )
     if not splits.train:
-        raise DatasetError(f"no training pairs under {root}")
+        raise DatasetError(NO_TRAINING_PAIRS.format(root=root))
     return splits
