@@ -169,6 +169,15 @@ def test_a_negative_seed_is_named_not_numpys_traceback():
     assert refused.value.settings == ("seed",)
 
 
+@pytest.mark.parametrize("fps", [float("inf"), float("nan"), 0.5])
+def test_a_frame_rate_that_is_no_camera_s_is_named(tmp_path, fps):
+    folder = frames_folder(tmp_path / "frames", [(20, 16)] * 8)
+    with pytest.raises(SettingError, match=f"fps must be between 1 and 1000000: {fps}") as refused:
+        pairs_from_video(folder, tmp_path / "pairs", fps=fps, progress=False, log=lambda _: None)
+    assert refused.value.settings == ("fps",)
+    assert not (tmp_path / "pairs").exists()
+
+
 def test_too_few_frames_for_a_window_says_so(tmp_path):
     folder = frames_folder(tmp_path / "frames", [(20, 16)] * 8)
     recipe = WindowRecipe(min_frames=9, max_frames=9)

@@ -17,7 +17,7 @@ import typer
 
 from deblur.cli.common import LOCAL, PlainUsage, Quiet, local_path
 from deblur.config import SYNTH_HELP, SynthConfig
-from deblur.video.pairs import HIGH_FRAME_RATE, WindowRecipe  # light: PyAV loads on use
+from deblur.video.pairs import HIGH_FRAME_RATE, MAX_FRAME_RATE, WindowRecipe  # light: PyAV loads on use
 
 app = typer.Typer(help="Make and check datasets.", no_args_is_help=True)
 
@@ -144,7 +144,11 @@ def from_video(
     seed: Annotated[int, typer.Option(help="Makes the window lengths reproducible.")] = _WINDOWS.seed,
     fps: Annotated[
         float | None,
-        typer.Option(min=1.0, help=f"The frame rate, for a folder of frames (checked against {HIGH_FRAME_RATE})."),
+        typer.Option(
+            min=1.0,
+            max=MAX_FRAME_RATE,
+            help=f"The frame rate, for a folder of frames (checked against {HIGH_FRAME_RATE}).",
+        ),
     ] = None,
     quiet: Quiet = False,
 ) -> None:

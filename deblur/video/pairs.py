@@ -42,6 +42,7 @@ GAMMA = 2.2  # GOPRO's inverse camera response
 # Each 8-bit value in linear light, looked up: the same float64 values as a power per pixel, in half its time.
 LINEAR = (np.arange(256, dtype=np.float64) / 255.0) ** GAMMA
 HIGH_FRAME_RATE = 120  # below this, consecutive frames are too far apart to average into blur
+MAX_FRAME_RATE = 1_000_000  # a million frames a second, beyond the fastest cameras: a larger --fps is a slip
 
 
 @dataclass(frozen=True)
@@ -157,6 +158,8 @@ def pairs_from_video(
     """Make the pairs of `source` (a clip or a folder of frames) in the new folder `out` (see the module's
     docstring); `out` appears complete or not at all, and a stopped run's windows are kept for the next."""
     source, out = Path(source), Path(out)
+    if fps is not None and not 1 <= fps <= MAX_FRAME_RATE:  # `not` refuses nan too
+        raise SettingError(f"fps must be between 1 and {MAX_FRAME_RATE}: {fps}", settings=("fps",))
     check_parent(out, "out")
     _refuse_existing(out)
     if not source.exists():
