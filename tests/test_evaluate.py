@@ -247,6 +247,26 @@ def test_a_folder_of_one_pair_is_scored_once(tmp_path):
     assert [pair.name for pair in evaluation_pairs(data)] == ["000.png"]
 
 
+@pytest.mark.parametrize("limit", [0, -1])
+def test_a_limit_below_one_is_named_not_read_as_every_pair_or_all_but_the_last(tmp_path, limit):
+    from deblur.errors import SettingError
+    from deblur.evaluation.evaluate import evaluation_pairs
+
+    data = make_flat_dataset(tmp_path / "flat", count=3)
+    with pytest.raises(SettingError, match=f"limit must be at least 1 .*: {limit}") as refused:
+        evaluation_pairs(data, limit=limit)
+    assert refused.value.settings == ("limit",)
+
+
+def test_no_pairs_to_evaluate_is_refused_not_an_empty_report():
+    from deblur.data.pairs import DatasetError
+    from deblur.evaluation.evaluate import evaluate
+    from deblur.inference import Deblurrer
+
+    with pytest.raises(DatasetError, match="no pairs to evaluate"):
+        evaluate(Deblurrer(None, method="kernel"), [], model_name="m", data_name="d", split="all")
+
+
 def test_a_folder_as_the_results_file_is_refused(synthetic, tmp_path):
     data, model = synthetic
     args = ["evaluate", str(data), "--model", str(model), "--out", str(tmp_path), "--overwrite", "-q"]

@@ -46,6 +46,8 @@ def evaluation_pairs(
     not the data's."""
     if split not in SPLITS:
         raise SettingError(f"split must be one of {', '.join(SPLITS)}; got {split!r}", settings=("split",))
+    if limit is not None and limit < 1:  # 0 had scored every pair, and -1 all but the last
+        raise SettingError(f"limit must be at least 1 (or None, for every pair): {limit}", settings=("limit",))
     splits, problems = discover(root)
     split = resolve_split(splits, split)
     pairs = {"val": splits.val, "train": splits.train, "all": splits.every}[split]
@@ -83,6 +85,8 @@ def evaluate(
     """Score the model, the blurry input and (with `baselines`) classical deblurring on every pair; with `align`,
     also at each one's best sub-pixel shift (`deblur.evaluation.align`). With `scored`, pairs it holds are taken
     from it, and each pair scored here is added to it."""
+    if not pairs:  # a report of no image has no mean, and had looked like a run that scored nothing
+        raise DatasetError("no pairs to evaluate: `deblur.evaluation_pairs(root)` lists a dataset's")
     report = EvaluationReport(
         model_name,
         data_name,
