@@ -267,6 +267,15 @@ def test_no_pairs_to_evaluate_is_refused_not_an_empty_report():
         evaluate(Deblurrer(None, method="kernel"), [], model_name="m", data_name="d", split="all")
 
 
+def test_a_model_path_for_the_deblurrer_is_named_with_the_way_to_open_one(tmp_path):
+    from deblur.errors import SettingError
+    from deblur.evaluation.evaluate import evaluate, evaluation_pairs
+
+    pairs = evaluation_pairs(make_flat_dataset(tmp_path / "flat", count=1))
+    with pytest.raises(SettingError, match="deblurrer must be a Deblurrer, not str: deblur.load_deblurrer"):
+        evaluate("runs/mine/model.keras", pairs, model_name="m", data_name="d", split="all")
+
+
 def test_a_folder_as_the_results_file_is_refused(synthetic, tmp_path):
     data, model = synthetic
     args = ["evaluate", str(data), "--model", str(model), "--out", str(tmp_path), "--overwrite", "-q"]

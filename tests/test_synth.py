@@ -293,6 +293,16 @@ def test_camera_raw_files_are_said_to_be_left_out(tmp_path, monkeypatch):
     assert result.exit_code == 1 and "; it holds 1 camera RAW file(s)" in result.output
 
 
+def test_no_recipe_is_the_default_recipe(tmp_path, monkeypatch):
+    src = make_photos(tmp_path / "photos", names=("camera",))
+    made = []
+    monkeypatch.setattr(
+        "deblur.data.synth.write_pairs", lambda sharp, part, synth, rng: (part.mkdir(parents=True), made.append(synth))
+    )
+    synthesize_pairs(src, tmp_path / "pairs", log=lambda _: None)
+    assert made == [SynthConfig()]
+
+
 def test_existing_out_is_refused(tmp_path):
     src = make_photos(tmp_path / "photos", names=("camera",))
     (tmp_path / "pairs").mkdir()

@@ -366,6 +366,16 @@ def test_vgg_weights_without_the_perceptual_loss_are_refused_before_the_run_fold
     assert not (tmp_path / "run").exists()
 
 
+@pytest.mark.parametrize("config", [{"train": {"epochs": 1}}, "demo"])
+def test_a_config_that_is_no_config_is_named_with_the_way_to_make_one(tmp_path, config):
+    from deblur.training.run import train
+
+    with pytest.raises(SettingError, match="config must be a deblur.Config, not .*deblur.load_config") as refused:
+        train(config, tmp_path / "run", progress=False, log=lambda _: None)
+    assert refused.value.settings == ("config",)
+    assert not (tmp_path / "run").exists()
+
+
 def test_fine_tuning_starts_from_the_given_weights(tmp_path):
     first = quiet_train(smoke_config("train.epochs=1", "train.seed=1"), tmp_path / "first")  # other random start
     messages = []

@@ -80,7 +80,7 @@ def synth_recipe(config: str | Path | None = None, **overrides) -> SynthConfig:
 def synthesize_pairs(
     src: Path,
     out: Path,
-    synth: SynthConfig,
+    synth: SynthConfig | None = None,
     *,
     val_fraction: float = 0.1,
     max_side: int | None = None,
@@ -88,8 +88,8 @@ def synthesize_pairs(
     log: Callable[[str], None] = print,
 ) -> SynthReport:
     """Make the pairs; `out` appears complete or not at all, and is never an existing folder. A stopped run goes
-    on from the photos it finished (the module's docstring)."""
-    src, out = Path(src), Path(out)
+    on from the photos it finished (the module's docstring). `synth` None is the default recipe, `SynthConfig()`."""
+    src, out, synth = Path(src), Path(out), synth or SynthConfig()
     if not src.is_dir():
         raise DatasetError(f"{src} is not a folder", settings=("src",))
     check_parent(out, "out")

@@ -85,6 +85,12 @@ def evaluate(
     """Score the model, the blurry input and (with `baselines`) classical deblurring on every pair; with `align`,
     also at each one's best sub-pixel shift (`deblur.evaluation.align`). With `scored`, pairs it holds are taken
     from it, and each pair scored here is added to it."""
+    if not isinstance(deblurrer, Deblurrer):  # a model's path had ended on AttributeError: 'str' ... 'precision'
+        raise SettingError(
+            f"deblurrer must be a Deblurrer, not {type(deblurrer).__name__}: deblur.load_deblurrer(model) opens "
+            "one (or deblur.evaluate_model(model, data) does both)",
+            settings=("deblurrer",),
+        )
     if not pairs:  # a report of no image has no mean, and had looked like a run that scored nothing
         raise DatasetError("no pairs to evaluate: `deblur.evaluation_pairs(root)` lists a dataset's")
     report = EvaluationReport(

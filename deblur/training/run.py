@@ -18,6 +18,12 @@ __all__ = ["train", "training_config"]
 def train(config: Config, out_dir: str | Path, *, progress: bool = True, log: Callable = print) -> TrainResult:
     """Train the generator as `config` says, in `out_dir`, on Keras' backend, resuming from a checkpoint if any;
     the model written is noted as the last trained (`deblur.paths.record_last_model`: `--model latest`)."""
+    if not isinstance(config, Config):  # a dict or a file's path had ended on AttributeError: 'dict' ... 'train'
+        raise SettingError(
+            f"config must be a deblur.Config, not {type(config).__name__}: deblur.load_config(path or shipped name) "
+            "reads one, deblur.config.config_from_dict(mapping) builds one",
+            settings=("config",),
+        )
     if config.train.vgg_weights and not config.train.perceptual_weight:  # read by that loss only: it went unused
         raise SettingError(
             f"train.vgg_weights {config.train.vgg_weights} is read by the perceptual loss only, and "
