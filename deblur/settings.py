@@ -6,6 +6,7 @@ checks its options before anything loads. Every default lives here, once.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -27,10 +28,16 @@ WORKER_CPUS = 1  # with an engine: each worker's model runs on this many threads
 class ReadSettings:
     """What to read: photos, clips and folders of them (searched recursively; with an engine, also URLs)."""
 
-    inputs: tuple[str, ...] = ()
+    inputs: tuple[str, ...]  # paths as strings (a Path given is made one), or URLs
     max_pixels: int = DEFAULT_MAX_PIXELS  # refuse larger images and frames, from their header
 
     def __post_init__(self) -> None:
+        # One path as a string had been read letter by letter, its "." deblurring the current folder.
+        inputs = (self.inputs,) if isinstance(self.inputs, str | Path) else self.inputs
+        inputs = tuple(os.fspath(item) for item in inputs)  # the engine's planner reads URLs from strings
+        object.__setattr__(self, "inputs", inputs)
+        if not inputs:  # nothing to read had ended as a report of nothing done
+            raise SettingError("no inputs: name a photo, clip or folder")
         if any(not str(item).strip() for item in self.inputs):  # an unset "$VAR": "." would deblur this folder
             raise SettingError("an input is an empty path: name a photo, clip or folder")
 
@@ -130,7 +137,7 @@ class RunSettings:
 class PredictSettings:
     """Everything `deblur predict` is asked, in its four groups."""
 
-    read: ReadSettings = field(default_factory=ReadSettings)
+    read: ReadSettings
     deblur: DeblurSettings = field(default_factory=DeblurSettings)
     write: WriteSettings = field(default_factory=WriteSettings)
     run: RunSettings = field(default_factory=RunSettings)
