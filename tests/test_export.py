@@ -346,6 +346,13 @@ def test_request_is_checked_on_construction(tmp_path):
         ExportRequest("pb", tmp_path / "m")
 
 
+def test_paths_as_strings_are_taken_as_every_other_function_takes_them():
+    request = ExportRequest("onnx", "m.onnx", quantize="int8", calibration="blurry")
+    assert (request.out, request.calibration) == (Path("m.onnx"), Path("blurry"))
+    with pytest.raises(SettingError, match=r"onnx files are named \*.onnx: m.tflite"):
+        ExportRequest("onnx", "m.tflite")
+
+
 def test_onnx_names_its_output_and_dimensions(model, tmp_path):
     import onnxruntime
 

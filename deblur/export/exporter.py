@@ -35,13 +35,17 @@ class ExportRequest:
     """What to write. Checked on construction, before any slow work."""
 
     fmt: str
-    out: Path
+    out: str | Path  # made a Path
     overwrite: bool = False
     float16: bool = False  # litert: float16 weights
     quantize: str | None = None  # "int8": onnx calibrated static int8 on the residual blocks; litert int8 weights
-    calibration: Path | None = None  # onnx int8: a folder of blurry photos; default: the demo data's
+    calibration: str | Path | None = None  # onnx int8: a folder of blurry photos; default: the demo data's; a Path
 
     def __post_init__(self) -> None:
+        # Strings from Python, as every other function takes paths: they had ended on AttributeError ... 'suffix'.
+        object.__setattr__(self, "out", Path(self.out))
+        if self.calibration is not None:
+            object.__setattr__(self, "calibration", Path(self.calibration))
         if self.fmt not in get_args(ExportFormat):
             raise SettingError(
                 f"format must be one of {', '.join(get_args(ExportFormat))}; got {self.fmt!r}", settings=("format",)
