@@ -201,7 +201,7 @@ def check_model_file(path: Path, setting: str = "model") -> None:
 
 
 def load_deblurrer(
-    path: str | Path,
+    path: str | Path | None,
     *,
     precision: str = "float32",
     tile: int = DEFAULT_TILE,
@@ -214,7 +214,8 @@ def load_deblurrer(
     threads: int | None = None,
     log: Callable[[str], None] = print,
 ) -> Deblurrer:
-    """Load a `model.keras` written by `deblur train` (with `safe_mode=True`).
+    """Load a `model.keras` written by `deblur train` (with `safe_mode=True`): `path` as `deblur.paths.choose_model`
+    takes it (a file; "latest"; None or "pretrained", the shipped model, the kernel-aware one for that method).
 
     precision "bfloat16" rebuilds the model under the mixed_bfloat16 policy from the `config.yaml` beside it;
     "auto" does so where the CPU has native bfloat16 and that file is there, and uses float32 otherwise.
@@ -237,7 +238,7 @@ def load_deblurrer(
     if precision not in get_args(InferencePrecision):
         choices = ", ".join(get_args(InferencePrecision))
         raise SettingError(f"precision must be one of {choices}; got {precision!r}", settings=("precision",))
-    path = Path(path)
+    path = choose_model(path, kernel_aware=method == "kernel-aware").path  # None had been Path's TypeError
     check_model_file(path)
     if way_of(method).model_channels is None:  # the model never runs: not loading it saves seconds and hundreds of MB
         return Deblurrer(
@@ -371,13 +372,14 @@ def open_deblurrer(
     return deblurrer, chosen
 
 
-def deblur_image(image: np.ndarray, model: str | Path | Deblurrer) -> np.ndarray:
-    """Deblur one HWC RGB float32 image in [0, 1] of any size; `model` is a model file or a loaded Deblurrer."""
+def deblur_image(image: np.ndarray, model: str | Path | Deblurrer | None) -> np.ndarray:
+    """Deblur one HWC RGB float32 image in [0, 1] of any size; `model` is a loaded Deblurrer, or what
+    `load_deblurrer` takes (a model file; None, the shipped model)."""
     deblurrer = model if isinstance(model, Deblurrer) else load_deblurrer(model)
     return deblurrer(image)
 
 
-def deblur_file(source: str | Path, target: str | Path, model: str | Path | Deblurrer, fmt: str = "png") -> None:
+def deblur_file(source: str | Path, target: str | Path, model: str | Path | Deblurrer | None, fmt: str = "png") -> None:
     """Deblur one image file into another (written atomically); grayscale, alpha and 16-bit are kept."""
     deblurrer = model if isinstance(model, Deblurrer) else load_deblurrer(model)
     photo = read_photo(source)

@@ -107,6 +107,11 @@ def choose_model(
     """The model a command uses: a `model.keras` path; "latest", the newest training run; "pretrained" or None,
     the model shipped with deblur, the kernel-aware one with `kernel_aware` (with None and no shipped model, the
     newest run). `setting` is the option that named it, for errors."""
+    if model is not None and not isinstance(model, str | Path):  # Path(3) had been a TypeError's traceback
+        raise SettingError(
+            f"the {setting} is {type(model).__name__} {model!r}: give a model.keras path, latest or pretrained",
+            settings=(setting,),
+        )
     if "://" in str(model):  # as a Path it would be "s3:/bucket/..." here, called missing
         raise SettingError(f"{model} is a URL: give the model file as a path on this machine", settings=(setting,))
     if model is not None and not str(model).strip():  # `--model $MODEL`, unset: it had been "." called a folder

@@ -379,6 +379,13 @@ def test_the_shipped_model_is_the_default_and_latest_takes_the_newest_run(identi
     assert (tmp_path / "deblurred" / "x.png").is_file() and (tmp_path / "mine" / "x.png").is_file()
 
 
+@pytest.mark.parametrize("method", ["network", "kernel-aware", "kernel"])
+def test_the_library_loads_the_shipped_model_by_none_or_pretrained_as_the_commands_do(method):
+    shipped = paths.shipped_model(kernel_aware=method == "kernel-aware")
+    for model in (None, "pretrained"):  # None had been Path's TypeError
+        assert load_deblurrer(model, method=method, log=str).model_file == shipped
+
+
 def test_bfloat16_inference_close_to_float32(random_model):
     image = np.random.default_rng(2).random((40, 48, 3)).astype("float32")
     full = load_deblurrer(random_model)(image)

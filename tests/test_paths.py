@@ -36,6 +36,11 @@ def test_an_empty_model_path_is_refused_not_taken_for_the_folder_here(tmp_path):
     assert refused.value.settings == ("model",)
 
 
+def test_a_model_that_is_no_path_is_named_not_paths_type_error(tmp_path):
+    with pytest.raises(SettingError, match=r"the model is int 3: give a model.keras path, latest or pretrained"):
+        paths.choose_model(3, tmp_path)
+
+
 def test_no_trained_model_names_the_option_to_give_one_with(tmp_path, monkeypatch):
     monkeypatch.setenv("DEBLUR_HOME", str(tmp_path / "home"))  # no model noted by deblur train
     with pytest.raises(SettingError, match=r"name its file \(--init runs/<time>/model.keras\)") as refused:
