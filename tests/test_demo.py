@@ -24,6 +24,14 @@ def test_demo_dataset_made_once_split_by_photo(tmp_path):
     assert abs(kernel.sum() - 1) < 1e-5
 
 
+def test_no_recipe_is_the_default_configs_the_one_deblur_train_trains_on(tmp_path):
+    from deblur.config import load_config
+
+    made = demo_root(load_config().data.synth, tmp_path)
+    made.mkdir()  # as if made earlier: found, not made again
+    assert ensure_demo_dataset(home=tmp_path, log=print) == made
+
+
 def test_settings_change_the_folder(tmp_path):
     assert demo_root(SynthConfig(noise=0.0), tmp_path) != demo_root(SynthConfig(noise=0.01), tmp_path)
 

@@ -106,6 +106,15 @@ def test_unknown_stage_is_an_error(tmp_path):
     assert not (tmp_path / "t").exists()
 
 
+def test_the_library_takes_a_preset_by_name_and_stages_and_out_as_strings(tmp_path):
+    out = str(tmp_path / "t")  # each had ended on a TypeError or AttributeError, the stages on their letters
+    with pytest.raises(SettingError, match=r"unknown stage\(s\) fp16"):
+        run_timings(load_config("smoke"), "quick", out, stages="tf.data, fp16", progress=False, log=str)
+    with pytest.raises(SettingError, match="preset must be one of paper, quick; got 'fast'"):
+        run_timings(load_config("smoke"), "fast", out, progress=False, log=str)
+    assert not (tmp_path / "t").exists()
+
+
 def test_an_empty_config_is_refused_not_taken_for_the_default(tmp_path):
     # `--config $CONFIG` with CONFIG unset had timed the gopro config's stages without a word
     args = ["timings", "--config", "", *SMOKE[2:], "--out", str(tmp_path / "t")]

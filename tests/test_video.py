@@ -208,6 +208,13 @@ def test_odd_sides_keep_their_size(model, tmp_path):
     assert quiet.exit_code == 0 and "odd side" not in quiet.output and "odd.mp4: 3 frames" in quiet.output
 
 
+def test_the_library_takes_a_clip_and_its_output_as_strings(model, tmp_path):
+    source = make_clip(tmp_path / "clip.mp4", frames=2, size=(16, 24), audio=False)
+    target = tmp_path / "out" / "clip.mp4"  # strings had ended on AttributeError: 'str' object has no attribute ...
+    report = deblur_clip(str(source), str(target), load_deblurrer(model), log=lambda _: None)
+    assert report.frames == 2 and facts(target)["size"] == (24, 16)
+
+
 def test_a_crf_outside_the_codecs_range_is_refused_before_any_work(tmp_path):
     source = make_clip(tmp_path / "clip.mp4", frames=3)
     result = predict(source, "--codec", "h265", "--crf", "52", "--out", tmp_path / "out")  # x265's: 0 to 51

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
-from deblur.config import SynthConfig
+from deblur.config import SynthConfig, load_config
 from deblur.data.writer import write_pairs
 from deblur.errors import SettingError
 from deblur.files import atomic_dir, check_folder
@@ -59,8 +59,10 @@ def demo_root(synth: SynthConfig, home: Path | None = None) -> Path:
     return (home or data_home()) / f"demo-{digest}"
 
 
-def ensure_demo_dataset(synth: SynthConfig, *, home: Path | None = None, log=print) -> Path:
-    """The demo dataset's folder, making it first if it is not there yet (a few seconds)."""
+def ensure_demo_dataset(synth: SynthConfig | None = None, *, home: Path | None = None, log=print) -> Path:
+    """The demo dataset's folder, making it first if it is not there yet (a few seconds); `synth` None is the
+    recipe of the default config, the one `deblur train` trains on."""
+    synth = synth or load_config().data.synth
     root = demo_root(synth, home)
     if root.is_dir():
         return root

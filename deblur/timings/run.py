@@ -76,15 +76,12 @@ def timings(
     """`deblur timings`: `preset`'s workload with the options that are not None, the model (and data) of
     `config` (default: gopro's model on the demo data, or on `data`), the `stages` named (a list, or one string
     separated by commas; default all), then `run_timings`."""
-    if preset not in PRESETS:
-        raise SettingError(f"preset must be one of {', '.join(PRESETS)}; got {preset!r}", settings=("preset",))
+    base = _preset(preset)
     if patch_size is not None and patch_size < MIN_PATCH_SIZE:
         raise SettingError(f"patch_size must be at least {MIN_PATCH_SIZE}; got {patch_size}", settings=("patch_size",))
     changes = {"steps": steps, "warmup_steps": warmup, "patch_size": patch_size, "batch_size": batch_size}
-    chosen = replace(PRESETS[preset], **{key: value for key, value in changes.items() if value is not None})
+    chosen = replace(base, **{key: value for key, value in changes.items() if value is not None})
     overrides = [f"data.root={data}"] if data else ([] if config else ["data.root=null"])
-    if isinstance(stages, str):
-        stages = [name.strip() for name in stages.split(",") if name.strip()]
     return run_timings(
         load_config("gopro" if config is None else config, overrides),
         chosen,
@@ -95,6 +92,14 @@ def timings(
         progress=progress,
         log=log,
     )
+
+
+def _preset(preset: Preset | str) -> Preset:
+    if isinstance(preset, Preset):
+        return preset
+    if preset not in PRESETS:
+        raise SettingError(f"preset must be one of {', '.join(PRESETS)}; got {preset!r}", settings=("preset",))
+    return PRESETS[preset]
 
 
 def compute_dtype(stage: Stage) -> str:
@@ -116,10 +121,10 @@ def check_outputs(out: Path, overwrite: bool) -> None:
 
 def run_timings(
     config: Config,
-    preset: Preset,
-    out: Path,
+    preset: Preset | str,
+    out: str | Path,
     *,
-    stages: list[str] | None = None,
+    stages: str | list[str] | None = None,
     pipeline_only: bool = False,
     overwrite: bool = False,
     multi_devices: list[str] | None = None,
@@ -129,8 +134,11 @@ def run_timings(
     """Measure every selected stage (or only the loaders), write OUT/timings.json and OUT/timings.png.
 
     The model and data come from `config` (data.root, or the embedded demo dataset made from data.synth); the
-    workload from `preset`.
+    workload from `preset` (a Preset, or one of `PRESETS` by name); `stages` as `timings` takes them.
     """
+    preset, out = _preset(preset), Path(out)  # a name and a string had ended on AttributeError and TypeError
+    if isinstance(stages, str):  # one string, its letters had each been "unknown stage"
+        stages = [name.strip() for name in stages.split(",") if name.strip()]
     if pipeline_only and stages:  # the loaders are timed without any stage: the stages had gone unread, unsaid
         raise SettingError(
             "the stages are training's, and pipeline_only times the loaders alone, without them: give one or the other",

@@ -117,8 +117,8 @@ def clip_of(work: Path) -> Path:
 
 
 def deblur_clip(
-    source: Path,
-    target: Path,
+    source: str | Path,
+    target: str | Path,
     deblurrer: Deblurrer,
     options: VideoOptions = VideoOptions(),
     progress: ClipProgress | None = None,
@@ -130,6 +130,7 @@ def deblur_clip(
     that cannot be used raises VideoReadError naming it (`name`, default its path); nothing is then left for it.
     Without `overwrite`, a `target` that exists raises OutputExistsError, one that another run finished while this
     one was reading the clip included."""
+    source, target = Path(source), Path(target)  # strings had ended on AttributeError ... 'is_dir'
     started = time.perf_counter()
     pair = side_by_side_path(target) if options.side_by_side else None
     outputs = (target, pair) if pair else (target,)
