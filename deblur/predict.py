@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
+from deblur.console import Hint
 from deblur.errors import DeblurError, Interrupted, NothingFoundError, OutputExistsError, SettingError
 from deblur.files import check_folder, longest_name, side_by_side_path, to_write, work_folder
 from deblur.imageio import (
@@ -262,6 +263,9 @@ def deblur_photos(
         )
     from deblur.inference import open_deblurrer  # Keras: not for `--engine` planning, whose workers deblur
 
+    kinds = {item.kind for item in plan.todo + plan.done}
+    for unused in settings.write.unused_for(kinds) if kinds else []:
+        log(Hint(unused))
     deblurrer, _ = open_deblurrer(settings.deblur, log=log)
     return predict_files(plan, deblurrer, settings.write, progress, log=log)
 

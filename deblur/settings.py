@@ -110,6 +110,16 @@ class WriteSettings:
     def photo(self) -> WriteOptions:
         return WriteOptions(self.fmt, self.quality, self.strip_metadata)
 
+    def unused_for(self, kinds: set[str]) -> list[str]:
+        """What was asked of a kind of input ("photo", "video") that `kinds` does not hold, said as advice: a
+        codec asked of photos had gone unused without a word. Nothing is said of inputs of unknown kind."""
+        plain, said = WriteSettings(self.out), []
+        if "photo" not in kinds and (self.fmt, self.quality) != (plain.fmt, plain.quality):
+            said.append("the photo format and quality are for photos, and the inputs hold none: they go unused")
+        if "video" not in kinds and self.encoding != plain.encoding:
+            said.append("the codec and crf are for clips, and the inputs hold none: they go unused")
+        return said
+
     def check_holds(self, width: int, height: int, name: str) -> None:
         """Refuse (FormatLimitError) a `width` x `height` photo whose outputs `fmt` cannot hold: its side-by-side
         is twice as wide."""

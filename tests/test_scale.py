@@ -520,6 +520,19 @@ def test_a_stopped_engine_run_says_what_it_wrote(model, tmp_path, monkeypatch):
     assert result.output.splitlines()[-1] == "error: stopped: 1 photo(s) written; the same command goes on from there"
 
 
+def test_a_codec_asked_of_photos_alone_is_said_to_go_unused_on_the_engine_as_by_plain_predict(
+    model, tmp_path, monkeypatch
+):
+    from deblur.scale import ray_engine
+
+    monkeypatch.setattr(ray_engine, "run_on_ray", lambda tasks, settings, **options: iter(()))
+    inputs = photos(tmp_path / "in", 1)
+    for engine in ((), ("--engine", "ray")):
+        args = ["predict", str(inputs), "--out", str(tmp_path / f"out{len(engine)}"), "--model", str(model)]
+        result = CliRunner().invoke(app, [*args, *engine, "--codec", "vp9", "--method", "kernel", "--estimates", "1"])
+        assert result.stderr.count("the codec and crf are for clips, and the inputs hold none: they go unused") == 1
+
+
 def test_what_the_format_cannot_hold_of_photos_is_said_and_made_on_the_engine_as_by_plain_predict(
     model, tmp_path, monkeypatch
 ):

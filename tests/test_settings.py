@@ -3,7 +3,7 @@ from pathlib import Path
 import pytest
 
 from deblur.errors import SettingError
-from deblur.settings import ReadSettings
+from deblur.settings import ReadSettings, WriteSettings
 
 
 @pytest.mark.parametrize("one", ["photo.jpg", Path("photo.jpg")])
@@ -18,3 +18,18 @@ def test_inputs_as_a_list_of_paths_are_kept_in_order_as_strings():
 def test_no_inputs_are_refused_not_a_run_that_does_nothing():
     with pytest.raises(SettingError, match="no inputs: name a photo, clip or folder"):
         ReadSettings(())
+
+
+def test_what_was_asked_of_a_kind_of_input_the_run_does_not_hold_is_said():
+    from deblur.video.encode import Encoding
+
+    for_clips = WriteSettings(encoding=Encoding("vp9", 30))
+    for_photos = WriteSettings(fmt="jpg", quality=90)
+    assert for_clips.unused_for({"photo"}) == [
+        "the codec and crf are for clips, and the inputs hold none: they go unused"
+    ]
+    assert for_photos.unused_for({"video"}) == [
+        "the photo format and quality are for photos, and the inputs hold none: they go unused"
+    ]
+    assert for_clips.unused_for({"photo", "video"}) == for_photos.unused_for({"photo", "video"}) == []
+    assert WriteSettings().unused_for({"photo"}) == WriteSettings().unused_for({"video"}) == []

@@ -22,6 +22,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from deblur.console import Hint
 from deblur.errors import FULL_DISK, DeblurError, Interrupted, NothingFoundError, SettingError, full_disk_message
 from deblur.files import side_by_side_path, work_folder
 from deblur.imageio import raw_files
@@ -95,6 +96,10 @@ def predict_at_scale(
         report = ScaleReport(skipped=plan.skipped, failed=list(plan.failed), workers=workers, raw=plan.raw)
         counts = f"{_count(len(plan.tasks), 'task')} for {run.engine} ({_count(workers, 'worker')})"
         log(f"{counts}, {len(plan.skipped)} outputs already there")
+        if not (plan.skipped or plan.failed):  # of these, the kind is not known here
+            kinds = {"video" if plan.clips else "", "photo" if any(task.kind == PHOTO for task in plan.tasks) else ""}
+            for unused in settings.write.unused_for(kinds):
+                log(Hint(unused))
         if plan.clips and central.get("note"):
             log(central["note"])  # how clips go under this method, once for them all (plain predict says it per clip)
         segments: dict[str, str] = {}  # a finished segment's file; or the reason it failed, by file
