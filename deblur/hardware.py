@@ -16,6 +16,8 @@ from deblur.errors import SettingError
 
 BF16_CPU_FLAGS = ("amx_bf16", "avx512_bf16")
 CPUINFO = Path("/proc/cpuinfo")
+# A container's memory limit, cgroup v2's and v1's: the machine's memory is not what the process may use
+CGROUP_LIMITS = (Path("/sys/fs/cgroup/memory.max"), Path("/sys/fs/cgroup/memory/memory.limit_in_bytes"))
 
 
 def cpu_bf16_flags(cpuinfo: Path = CPUINFO) -> list[str]:
@@ -30,6 +32,23 @@ def cpu_bf16_flags(cpuinfo: Path = CPUINFO) -> list[str]:
             flags.update(line.partition(":")[2].split())
             break
     return [f for f in BF16_CPU_FLAGS if f in flags]
+
+
+def physical_memory(limits: tuple[Path, ...] = CGROUP_LIMITS) -> int | None:
+    """The bytes of memory this process may use: the machine's, or its container's limit where lower; None where
+    it cannot tell (a system without sysconf's page count)."""
+    try:
+        known = [os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")]
+    except (AttributeError, ValueError, OSError):  # Windows and macOS builds without them
+        known = []
+    for path in limits:
+        try:
+            text = path.read_text().strip()
+        except OSError:
+            continue
+        if text.isdigit():  # "max": no limit
+            known.append(int(text))
+    return min(known) if known else None
 
 
 def cpu_name(cpuinfo: Path = CPUINFO) -> str:

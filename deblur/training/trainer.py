@@ -31,6 +31,7 @@ from deblur.losses import PIXEL_LOSSES, build_vgg_features, psnr, ssim, step_los
 from deblur.model import build_generator, with_mix
 from deblur.training.data_plan import Deadline, StepTimer, epoch_line, plan_data
 from deblur.training.errors import StrategyError, TrainingError, TrainingInterrupted
+from deblur.training.memory import batch_too_large
 from deblur.training.optim import build_optimizer, replica_learning_rate
 from deblur.training.precision import choose_precision, set_policy
 from deblur.training.recovery import leave_out_unreadable
@@ -119,6 +120,7 @@ class Session:
         keras.utils.set_random_seed(self.training.seed)
         self._find_data()
         self._build_model()
+        self._check_memory()
         self._restore()
         self.batches = iter(self.strategy.distribute_datasets_from_function(self._dataset))
         self.validation = val_dataset(self.val_pairs, crop=self.data.val_crop, parallel=self.data.parallel)
@@ -183,6 +185,16 @@ class Session:
             return scores, restored
 
         self.eval_step = eval_step
+
+    def _check_memory(self) -> None:
+        """Say, before the first step, a batch this CPU's memory cannot hold: it had been killed with no word."""
+        if tf.config.list_logical_devices("GPU"):  # a GPU's memory is its own, and TensorFlow names its exhaustion
+            return
+        local = 1 if self.distribution.name == "default" else len(self.strategy.extended.worker_devices)
+        local_batch = self.data.batch_size * local  # this machine's replicas
+        compute = keras.DTypePolicy(self.precision.policy).compute_dtype
+        if warning := batch_too_large(self.model, self.data.patch_size, local_batch, compute):
+            self.log(f"warning: {warning}")
 
     def _restore(self) -> None:
         self.checkpoint = tf.train.Checkpoint(model=self.model, optimizer=self.optimizer, step=self.step_counter)
