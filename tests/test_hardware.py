@@ -1,6 +1,6 @@
 """The device description that timings and benchmarks print beside every figure."""
 
-from deblur.hardware import cpu_bf16_flags, cpu_name
+from deblur.hardware import cpu_bf16_flags, cpu_name, physical_memory
 
 
 def test_cpu_name_carries_family_and_model(tmp_path):
@@ -25,3 +25,12 @@ def test_cpu_flags_from_cpuinfo(tmp_path):
     cpuinfo.write_text("flags\t\t: fpu sse avx2\n")
     assert cpu_bf16_flags(cpuinfo) == []
     assert cpu_bf16_flags(tmp_path / "missing") == []
+
+
+def test_a_containers_memory_limit_is_the_memory_where_it_is_lower(tmp_path):
+    unlimited, limited = tmp_path / "memory.max", tmp_path / "memory.limit_in_bytes"
+    unlimited.write_text("max\n")
+    machine = physical_memory((unlimited,))
+    assert machine and machine > 2**20
+    limited.write_text(f"{2**30}\n")
+    assert physical_memory((unlimited, limited, tmp_path / "absent")) == min(machine, 2**30)

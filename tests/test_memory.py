@@ -1,7 +1,6 @@
 import pytest
 from helpers import quiet_train, smoke_config
 
-from deblur.hardware import physical_memory
 from deblur.model import build_generator
 from deblur.training import memory
 from deblur.training.memory import activation_bytes, batch_too_large
@@ -26,15 +25,6 @@ def test_a_batch_beyond_the_memory_is_said_with_one_that_may_fit(model):
     assert "at most about 80 patches a step may fit (data.batch_size is per replica)" in said
     assert "lower data.patch_size" in batch_too_large(model, 32, 2, memory=per_patch // 2)
     assert batch_too_large(model, 32, 1000, memory=0) is None  # not known: nothing said
-
-
-def test_a_containers_memory_limit_is_the_memory_where_it_is_lower(tmp_path):
-    unlimited, limited = tmp_path / "memory.max", tmp_path / "memory.limit_in_bytes"
-    unlimited.write_text("max\n")
-    machine = physical_memory((unlimited,))
-    assert machine and machine > 2**20
-    limited.write_text(f"{2**30}\n")
-    assert physical_memory((unlimited, limited, tmp_path / "absent")) == min(machine, 2**30)
 
 
 def test_training_says_a_batch_its_cpu_memory_cannot_hold_before_the_first_step(tmp_path, monkeypatch):
