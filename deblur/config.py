@@ -63,6 +63,10 @@ class ModelConfig:
 
     def __post_init__(self) -> None:
         _check_choice("model.norm", self.norm, Norm)
+        for key, value in (("model.width", self.width), ("model.blocks", self.blocks)):
+            # as `build_generator`'s arguments: "64" had been a TypeError, 64.5 Keras' "evenly divisible" error
+            if isinstance(value, bool) or not isinstance(value, int):
+                raise ConfigError(f"{key} must be a whole number, got {value!r}")
         _check_positive("model.width", self.width)
         _check_range("model.blocks", self.blocks, 0, 64)
         _check_range("model.dropout", self.dropout, 0.0, 0.99)

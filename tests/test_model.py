@@ -268,6 +268,8 @@ def test_with_gate_gives_the_output_and_the_gate_as_a_fourth_channel_once():
         ({"norm": "layer"}, "model.norm must be one of instance, batch, none; got 'layer'"),  # no norm, no biases
         ({"blocks": -1}, "model.blocks must be between 0 and 64; got -1"),  # no blocks, without a word
         ({"width": 0}, "model.width must be > 0; got 0"),
+        ({"width": "64"}, "model.width must be a whole number, got '64'"),  # a TypeError
+        ({"blocks": 2.5}, "model.blocks must be a whole number, got 2.5"),  # Keras' "evenly divisible"
     ],
 )
 def test_build_generator_refuses_what_a_config_would_naming_its_key(given, said):
