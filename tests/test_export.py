@@ -16,7 +16,7 @@ from typer.testing import CliRunner
 
 from deblur.cli import app
 from deblur.errors import SettingError
-from deblur.export.exporter import ExportRequest
+from deblur.export.exporter import ExportRequest, export_model
 from deblur.export.runtimes import exported_runner
 from deblur.inference import load_deblurrer
 
@@ -351,6 +351,13 @@ def test_paths_as_strings_are_taken_as_every_other_function_takes_them():
     assert (request.out, request.calibration) == (Path("m.onnx"), Path("blurry"))
     with pytest.raises(SettingError, match=r"onnx files are named \*.onnx: m.tflite"):
         ExportRequest("onnx", "m.tflite")
+
+
+def test_a_format_given_for_the_request_is_named_with_how_to_make_one():
+    with pytest.raises(
+        SettingError, match=r"request must be an ExportRequest, not str: deblur.ExportRequest\(format, out"
+    ):
+        export_model("onnx")
 
 
 def test_onnx_names_its_output_and_dimensions(model, tmp_path):

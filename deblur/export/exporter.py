@@ -93,6 +93,12 @@ def export_model(
 ) -> ExportReport:
     """Export a trained deblurrer (`model` as `deblur.paths.choose_model` takes it; default the shipped one);
     `progress`: a bar over int8 calibration."""
+    if not isinstance(request, ExportRequest):  # a format's name had ended on AttributeError: ... 'out'
+        raise SettingError(
+            f"request must be an ExportRequest, not {type(request).__name__}: deblur.ExportRequest(format, out) "
+            "names the format and the file",
+            settings=("format",),
+        )
     from deblur.inference import open_deblurrer
     from deblur.model import is_kernel_aware
     from deblur.paths import choose_model
