@@ -386,6 +386,12 @@ def load_config(path: str | Path | None = None, overrides: list[str] | str | Non
     `path=None` loads the embedded default, `demo`. Unknown keys, wrong types and bad values raise
     `ConfigError` naming the file and key.
     """
+    if path is not None and not isinstance(path, str | Path):  # a mapping had been Path's TypeError
+        raise ConfigError(
+            f"the config is {type(path).__name__}, not a file's path or a shipped name: "
+            "deblur.config.config_from_dict(mapping) builds one from a mapping",
+            settings=("config",),
+        )
     if path is not None and not str(path).strip():  # `--config $CONFIG`, unset: it had been "." or the default
         raise ConfigError(
             f"the config is an empty path: name a file or a shipped config ({', '.join(SHIPPED)})", settings=("config",)

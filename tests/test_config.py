@@ -97,6 +97,11 @@ def test_missing_file_is_a_config_error(tmp_path):
         load_config("")
 
 
+def test_a_mapping_for_the_config_is_named_with_the_way_to_build_one():
+    with pytest.raises(ConfigError, match=r"the config is dict, .*config_from_dict\(mapping\) builds one"):
+        load_config({"train": {"epochs": 1}})
+
+
 def test_the_kernel_aware_recipe_builds_the_kernel_aware_network_from_the_shipped_one():
     # a recipe whose model section forgets the key trains a plain network on its pairs, silently but for a line
     config = load_config("kernel-aware")
