@@ -137,7 +137,11 @@ class Deblurrer:
 
     def many(self, images: list[np.ndarray]) -> list[np.ndarray]:
         """Deblur images of one size (a clip's frames), `frames_per_call` of them in each model call."""
-        if len(images) == 1 or self.frames_per_call(*images[0].shape[:2]) == 1:
+        shapes = {np.shape(image) for image in images}
+        if len(shapes) > 1:  # numpy's "all input arrays must have the same shape" had said it of the stack
+            listed = ", ".join(str(shape) for shape in sorted(shapes))
+            raise ImageArrayError(f"the images are of {len(shapes)} shapes ({listed}): many() takes one shape")
+        if len(images) <= 1 or self.frames_per_call(*images[0].shape[:2]) == 1:
             return [self(image) for image in images]
         batch = as_image(np.stack([np.asarray(image) for image in images]), "the images", batch=True)
         check_min_side(batch.shape[2], batch.shape[1], "the image")

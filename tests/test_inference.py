@@ -153,6 +153,14 @@ def test_an_array_that_is_no_hwc_rgb_image_in_0_1_is_refused_saying_how_to_mend_
     assert deblurrer(image).shape == (16, 16, 3) and deblurrer(image.astype(np.float64)).dtype == np.float32
 
 
+def test_many_takes_no_images_and_names_images_of_two_shapes(identity_model):
+    deblurrer = load_deblurrer(identity_model)
+    assert deblurrer.many([]) == []  # had been an IndexError
+    image = np.zeros((32, 48, 3), np.float32)
+    with pytest.raises(ImageArrayError, match=r"2 shapes \(\(24, 48, 3\), \(32, 48, 3\)\): many\(\) takes one shape"):
+        deblurrer.many([image, image[:24]])
+
+
 def test_a_call_may_ask_for_another_method_but_not_the_model_when_none_was_loaded(identity_model):
     image = noise((48, 48, 3)).astype(np.float32) / 255
     network = load_deblurrer(identity_model)  # method network: the identity model gives the image back
