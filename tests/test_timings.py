@@ -123,9 +123,19 @@ def test_an_empty_config_is_refused_not_taken_for_the_default(tmp_path):
     assert "stage" not in result.output and not (tmp_path / "t").exists()
 
 
-def test_a_patch_under_the_smallest_is_refused_by_the_library_as_by_the_cli(tmp_path):
-    with pytest.raises(SettingError, match="patch_size must be at least 8; got 4"):  # had been a MirrorPad traceback
-        timings(patch_size=4, out=tmp_path / "t")
+@pytest.mark.parametrize(
+    "given, said",
+    [
+        ({"patch_size": 4}, "patch_size must be at least 8; got 4"),  # had been a MirrorPad traceback
+        ({"steps": 0}, "steps must be at least 1; got 0"),  # a ZeroDivisionError
+        ({"batch_size": 0}, "batch_size must be at least 1; got 0"),  # numpy's "need at least one array"
+        ({"warmup": -1}, "warmup must be at least 1; got -1"),  # went by as none
+    ],
+)
+def test_a_workload_the_cli_refuses_is_refused_by_the_library_too(tmp_path, given, said):
+    with pytest.raises(SettingError, match=said) as refused:
+        timings(**given, out=tmp_path / "t")
+    assert refused.value.settings == (next(iter(given)),)
     assert not (tmp_path / "t").exists()
 
 

@@ -44,6 +44,17 @@ class Preset:
     steps_per_call: int
     loader_seconds: float = 2.0  # each loader is timed for at least this long
 
+    def __post_init__(self) -> None:
+        # Each named by the option that sets it: 0 steps had been a ZeroDivisionError, a batch of 0 numpy's
+        # "need at least one array", and -1 warm-up steps went by as none.
+        if self.patch_size < MIN_PATCH_SIZE:
+            raise SettingError(
+                f"patch_size must be at least {MIN_PATCH_SIZE}; got {self.patch_size}", settings=("patch_size",)
+            )
+        for setting, value in (("batch_size", self.batch_size), ("steps", self.steps), ("warmup", self.warmup_steps)):
+            if value < 1:
+                raise SettingError(f"{setting} must be at least 1; got {value}", settings=(setting,))
+
 
 PRESETS = {
     # The article's setup exactly: 256x256 patches, batch 4, 5 epochs x 200 steps, all timed.
@@ -77,8 +88,6 @@ def timings(
     `config` (default: gopro's model on the demo data, or on `data`), the `stages` named (a list, or one string
     separated by commas; default all), then `run_timings`."""
     base = _preset(preset)
-    if patch_size is not None and patch_size < MIN_PATCH_SIZE:
-        raise SettingError(f"patch_size must be at least {MIN_PATCH_SIZE}; got {patch_size}", settings=("patch_size",))
     changes = {"steps": steps, "warmup_steps": warmup, "patch_size": patch_size, "batch_size": batch_size}
     chosen = replace(base, **{key: value for key, value in changes.items() if value is not None})
     overrides = [f"data.root={data}"] if data else ([] if config else ["data.root=null"])
