@@ -404,6 +404,14 @@ def test_recipe_options_refuse_numbers_that_are_not_finite(option, value):
         synth_recipe(**{option: value})
 
 
+def test_a_bad_recipe_option_is_named_by_its_flag_on_the_command_line(tmp_path):
+    src = make_photos(tmp_path / "photos", names=("camera",))
+    args = ["data", "synth", "--src", str(src), "--out", str(tmp_path / "pairs")]
+    result = runner.invoke(app, [*args, "--min-length", "9", "--max-length", "5"])
+    assert result.exit_code == 1 and not (tmp_path / "pairs").exists()
+    assert result.output.strip().endswith("max_length must be >= data.synth.min_length (--max-length, --min-length)")
+
+
 def test_deconvolve_writes_each_pairs_deconvolution_the_same_on_any_number_of_workers(tmp_path, monkeypatch):
     import deblur.data.synth as synth_module
 

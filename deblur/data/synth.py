@@ -24,6 +24,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import re
 import shutil
 import zlib
 from collections.abc import Callable
@@ -34,7 +35,7 @@ from pathlib import Path
 import numpy as np
 from PIL import Image
 
-from deblur.config import SynthConfig, load_config
+from deblur.config import ConfigError, SynthConfig, load_config
 from deblur.console import progress_bar
 from deblur.data.pairs import DatasetError, held_out_count, problem_listing
 from deblur.data.writer import write_pairs
@@ -74,7 +75,12 @@ def synth_recipe(config: str | Path | None = None, **overrides) -> SynthConfig:
     """The blur recipe (`data.synth`) of a config, by name or file, or the built-in one when None, with the
     `overrides` that are not None applied (and checked)."""
     base = load_config(config).data.synth if config else SynthConfig()
-    return dataclasses.replace(base, **{key: value for key, value in overrides.items() if value is not None})
+    given = {key: value for key, value in overrides.items() if value is not None}
+    try:
+        return dataclasses.replace(base, **given)
+    except ConfigError as err:  # the settings it names that were given, for the command line's flags
+        named = tuple(key for key in dict.fromkeys(re.findall(r"data\.synth\.(\w+)", str(err))) if key in given)
+        raise ConfigError(str(err), settings=named) from None
 
 
 def synthesize_pairs(
