@@ -133,6 +133,13 @@ def test_a_low_frame_rate_warns_of_ghosts(tmp_path):
     assert report.warnings and report.fps == 30
 
 
+def test_fps_takes_the_place_of_a_clips_rate_where_its_slow_motion_plays_at_30(tmp_path):
+    clip = make_clip(tmp_path / "clip.mp4", frames=30, fps=30, audio=False)
+    messages = []
+    report = pairs_from_video(clip, tmp_path / "pairs", fps=240, progress=False, log=messages.append)
+    assert report.fps == 240 and not report.warnings and not any("ghosts" in m for m in messages)
+
+
 def test_an_hdr_clip_warns_that_its_pairs_are_not_photos(tmp_path):
     clip = make_clip(tmp_path / "phone.mp4", frames=30, fps=120, audio=False, colour=(9, 18))
     messages = []

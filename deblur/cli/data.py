@@ -147,7 +147,8 @@ def from_video(
         typer.Option(
             min=1.0,
             max=MAX_FRAME_RATE,
-            help=f"The frame rate, for a folder of frames (checked against {HIGH_FRAME_RATE}).",
+            help=f"The frame rate of a folder of frames, or in place of a clip's own where its slow motion was "
+            f"stored to play at 30 fps (checked against {HIGH_FRAME_RATE}).",
         ),
     ] = None,
     quiet: Quiet = False,
