@@ -56,6 +56,12 @@ class Deblurrer:
     open_network: Callable[[], Deblurrer] | None = field(default=None, compare=False, repr=False)
 
     def __post_init__(self) -> None:
+        if self.model is not None and not isinstance(self.model, keras.Model):  # a path: AttributeError 'inputs'
+            raise SettingError(
+                f"the model is {type(self.model).__name__}, not a keras.Model: deblur.load_deblurrer(path) opens a "
+                "model file",
+                settings=("model",),
+            )
         self.kernel_aware = self.model is not None and is_kernel_aware(self.model)
         if self.kernel_aware and self.runner is None:
             self.model = with_gate(self.model)  # its gate beside its output: the kernel-aware way reads it

@@ -153,6 +153,13 @@ def test_an_array_that_is_no_hwc_rgb_image_in_0_1_is_refused_saying_how_to_mend_
     assert deblurrer(image).shape == (16, 16, 3) and deblurrer(image.astype(np.float64)).dtype == np.float32
 
 
+def test_a_path_given_as_the_deblurrers_model_is_named_with_the_way_to_open_it(identity_model):
+    from deblur.errors import SettingError
+
+    with pytest.raises(SettingError, match="the model is PosixPath, not a keras.Model: deblur.load_deblurrer"):
+        Deblurrer(identity_model)
+
+
 def test_many_takes_no_images_and_names_images_of_two_shapes(identity_model):
     deblurrer = load_deblurrer(identity_model)
     assert deblurrer.many([]) == []  # had been an IndexError
