@@ -226,6 +226,19 @@ def test_tiles_cover_the_image_to_its_edges():
         Deblurrer(model=None, tile=64, overlap=32)
 
 
+def test_a_photo_is_never_deblurred_over_itself(identity_model, tmp_path):
+    from deblur.errors import OutputExistsError
+
+    Image.fromarray(noise((30, 40, 3))).save(tmp_path / "a.png")
+    before = (tmp_path / "a.png").read_bytes()
+    (tmp_path / "here").symlink_to(tmp_path)  # the same file by another path
+    (tmp_path / "b.png").hardlink_to(tmp_path / "a.png")  # and by another name
+    for target in (tmp_path / "a.png", tmp_path / "here" / "a.png", tmp_path / "b.png"):
+        with pytest.raises(OutputExistsError, match=r"[ab].png is the photo deblurred: give another file"):
+            deblur_file(tmp_path / "a.png", target, identity_model)
+    assert (tmp_path / "a.png").read_bytes() == before
+
+
 def test_exif_orientation_is_applied(identity_model, tmp_path):
     array = noise((30, 40, 3))
     exif = Image.Exif()
