@@ -112,6 +112,13 @@ def to_write(outputs: Sequence[Path], *, overwrite: bool = False) -> list[Path]:
     return missing
 
 
+def refuse_over_input(output: Path, source: Path, what: str, setting: str = "target") -> None:
+    """Refuse an `output` that is its input `source` itself (by this path, a link or a hard link), `what` naming
+    it ("the photo deblurred"): the input would be replaced by what is made of it."""
+    if output.exists() and source.exists() and output.samefile(source):
+        raise OutputExistsError(f"{output} is {what}: give another file for the result", settings=(setting,))
+
+
 def make_folder(folder: Path) -> None:
     """`folder` and its parents made where missing; a file in the way is a SettingError, not an OS traceback."""
     _refuse(folder, folder, None, try_writing=False)  # writable: checked once, before the work, by check_folder

@@ -215,6 +215,20 @@ def test_the_library_takes_a_clip_and_its_output_as_strings(model, tmp_path):
     assert report.frames == 2 and facts(target)["size"] == (24, 16)
 
 
+def test_a_clip_is_never_deblurred_over_itself(model, tmp_path):
+    from deblur.errors import OutputExistsError
+
+    source = make_clip(tmp_path / "clip.mp4", frames=2, size=(16, 24), audio=False)
+    before = source.read_bytes()
+    (tmp_path / "out").mkdir()
+    (tmp_path / "out" / "clip_side_by_side.mp4").hardlink_to(source)  # the clip by another name
+    for target, side_by_side in ((source, False), (tmp_path / "out" / "clip.mp4", True)):
+        with pytest.raises(OutputExistsError, match=r"is the clip deblurred: give another file for the result"):
+            # overwrite is this function's default
+            deblur_clip(source, target, load_deblurrer(model), VideoOptions(side_by_side=side_by_side), log=str)
+    assert source.read_bytes() == before and not (tmp_path / "out" / "clip.mp4").exists()
+
+
 def test_a_crf_outside_the_codecs_range_is_refused_before_any_work(tmp_path):
     source = make_clip(tmp_path / "clip.mp4", frames=3)
     result = predict(source, "--codec", "h265", "--crf", "52", "--out", tmp_path / "out")  # x265's: 0 to 51

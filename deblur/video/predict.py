@@ -29,6 +29,7 @@ import numpy as np
 from deblur.files import (
     full_disk_named,
     one_run_at_a_time,
+    refuse_over_input,
     side_by_side_path,
     start_work,
     to_write,
@@ -134,6 +135,8 @@ def deblur_clip(
     started = time.perf_counter()
     pair = side_by_side_path(target) if options.side_by_side else None
     outputs = (target, pair) if pair else (target,)
+    for output in outputs:  # with overwrite (the default here), the clip had been replaced by its result
+        refuse_over_input(output, source, "the clip deblurred")
     to_write(outputs, overwrite=overwrite)  # one of the two there (a run stopped between them) is kept
     clip = probe_clip(source, max_pixels=options.max_pixels, name=name)
     notes = clip_notes(clip, options.encoding)
