@@ -97,7 +97,7 @@ def predict_at_scale(
         counts = f"{_count(len(plan.tasks), 'task')} for {run.engine} ({_count(workers, 'worker')})"
         log(f"{counts}, {len(plan.skipped)} outputs already there")
         if not (plan.skipped or plan.failed):  # of these, the kind is not known here
-            kinds = {"video" if plan.clips else "", "photo" if any(task.kind == PHOTO for task in plan.tasks) else ""}
+            kinds = {task.kind for task in plan.tasks if task.kind == PHOTO} | ({"video"} if plan.clips else set())
             for unused in settings.write.unused_for(kinds):
                 log(Hint(unused))
         if plan.clips and central.get("note"):
