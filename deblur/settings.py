@@ -38,7 +38,7 @@ class ReadSettings:
         object.__setattr__(self, "inputs", inputs)
         if not inputs:  # nothing to read had ended as a report of nothing done
             raise SettingError("no inputs: name a photo, clip or folder")
-        if any(not str(item).strip() for item in self.inputs):  # an unset "$VAR": "." would deblur this folder
+        if any(not item.strip() for item in inputs):  # an unset "$VAR": "." would deblur this folder
             raise SettingError("an input is an empty path: name a photo, clip or folder")
 
 
