@@ -30,6 +30,8 @@ from deblur.strength import DEFAULT_STRENGTH, blend, check_strength
 from deblur.tiling import CALL_PIXELS, DEFAULT_OVERLAP, DEFAULT_TILE, Tiling, check_ensemble, mirrored_out
 from deblur.ways import WAYS, Way, check_ensemble_for, way_of
 
+RUN_PRECISIONS = tuple(choice for choice in get_args(InferencePrecision) if choice != "auto")  # what auto becomes
+
 
 class ModelLoadError(DeblurError, ValueError):
     """The model file is missing or is not a deblur model."""
@@ -62,6 +64,12 @@ class Deblurrer:
                 f"the model is {type(self.model).__name__}, not a keras.Model: deblur.load_deblurrer(path) opens a "
                 "model file",
                 settings=("model",),
+            )
+        if self.precision not in RUN_PRECISIONS:  # a label only (the model holds its dtype), said in the log line
+            raise SettingError(
+                f"precision must be one of {', '.join(RUN_PRECISIONS)} (the model's own, as load_deblurrer builds it); "
+                f"got {self.precision!r}",
+                settings=("precision",),
             )
         self.kernel_aware = self.model is not None and is_kernel_aware(self.model)
         if self.kernel_aware and self.runner is None:
@@ -148,7 +156,7 @@ class Deblurrer:
         if len(shapes) > 1:  # numpy's "all input arrays must have the same shape" had said it of the stack
             listed = ", ".join(str(shape) for shape in sorted(shapes))
             raise ImageArrayError(f"the images are of {len(shapes)} shapes ({listed}): many() takes one shape")
-        if len(images) <= 1 or self.frames_per_call(*images[0].shape[:2]) == 1:
+        if len(images) <= 1 or self.strength == 0 or self.frames_per_call(*images[0].shape[:2]) == 1:
             return [self(image) for image in images]
         batch = as_image(np.stack([np.asarray(image) for image in images]), "the images", batch=True)
         check_min_side(batch.shape[2], batch.shape[1], "the image")
@@ -160,6 +168,11 @@ class Deblurrer:
                  strength: float | None = None, method: str | None = None) -> np.ndarray:  # fmt: skip
         """Deblur one image its way; `ensemble`, `strength` and `method` override this Deblurrer's for this call
         (the server's per-request options)."""
+        if on_tiles is not None and not callable(on_tiles):  # had been Python's "not callable" mid-way
+            raise SettingError(
+                f"on_tiles is {type(on_tiles).__name__}: give a function of the tiles run, or None",
+                settings=("on_tiles",),
+            )
         image = as_image(image)
         check_min_side(image.shape[1], image.shape[0], "the image")
         copies = self.ensemble if ensemble is None else ensemble

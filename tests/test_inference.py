@@ -160,6 +160,23 @@ def test_a_path_given_as_the_deblurrers_model_is_named_with_the_way_to_open_it(i
         Deblurrer(identity_model)
 
 
+def test_a_precision_or_tile_callback_a_deblurrer_cannot_have_is_named(identity_model):
+    model = load_deblurrer(identity_model).model
+    with pytest.raises(SettingError, match="precision must be one of float32, bfloat16 .*; got 'fp8'"):
+        Deblurrer(model, precision="fp8")  # had been taken, and said in the log line as if it ran so
+    with pytest.raises(SettingError, match="on_tiles is str: give a function of the tiles run, or None"):
+        Deblurrer(model)(np.zeros((16, 16, 3), np.float32), "x")  # had been Python's "not callable"
+
+
+def test_many_at_strength_0_gives_the_images_back_without_running_the_model(identity_model):
+    def fails(batch):
+        raise AssertionError("the model ran")
+
+    deblurrer = Deblurrer(load_deblurrer(identity_model).model, runner=fails, strength=0)
+    images = [noise((16, 16, 3), seed).astype(np.float32) / 255 for seed in range(3)]
+    assert all(np.array_equal(out, image) for out, image in zip(deblurrer.many(images), images, strict=True))
+
+
 def test_many_takes_no_images_and_names_images_of_two_shapes(identity_model):
     deblurrer = load_deblurrer(identity_model)
     assert deblurrer.many([]) == []  # had been an IndexError

@@ -173,6 +173,8 @@ def test_missing_root_and_empty_root(tmp_path):
     (tmp_path / "photo.png").write_bytes(b"")
     with pytest.raises(DatasetError, match="photo.png is a file: give the folder that holds blur/ and sharp/"):
         preflight(tmp_path / "photo.png", 32)
+    with pytest.raises(DatasetError, match="the data folder is NoneType: give its path, as a str or Path"):
+        discover(None)  # had been Path's TypeError
 
 
 def test_empty_blur_and_sharp_folders_are_said_to_be_empty_not_missing(tmp_path):

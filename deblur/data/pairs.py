@@ -10,6 +10,7 @@ deconvolution of its blurry photo, the kernel-aware network's second input.
 
 from __future__ import annotations
 
+import os
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -161,6 +162,8 @@ def discover(root: str | Path) -> tuple[Splits, list[str]]:
     Split folders (`train/` with `test/`, `val/` or `validation/`) are used when present; otherwise every tenth
     pair, by sorted name, is held out for validation (at least one).
     """
+    if not isinstance(root, str | os.PathLike):  # None (evaluation_pairs(None)) had been Path's TypeError
+        raise DatasetError(f"the data folder is {type(root).__name__}: give its path, as a str or Path")
     root = Path(root)
     if root.is_file():
         raise DatasetError(f"data folder {root} is a file: give the folder that holds blur/ and sharp/")
