@@ -161,8 +161,8 @@ class SynthConfig:
             _check_range(f"data.synth.{key}", getattr(self, key), 0.0, 1.0)
         if self.sharp_share + self.soft_share > 1:
             raise ConfigError(
-                f"data.synth.sharp_share + soft_share is {self.sharp_share + self.soft_share:g}: at most 1 (shares of "
-                "the same pairs)"
+                f"data.synth.sharp_share + data.synth.soft_share is {self.sharp_share + self.soft_share:g}: at most 1 "
+                "(shares of the same pairs)"
             )
         if self.frames_share < 1 and not self.max_frames:
             raise ConfigError("data.synth.frames_share needs data.synth.max_frames")

@@ -232,7 +232,7 @@ def test_log_length_keeps_kernels_within_the_photo_share():
 def test_new_recipe_keys_are_checked():
     with pytest.raises(ConfigError, match="data.synth.sharp_share"):
         SynthConfig(sharp_share=1.5)
-    with pytest.raises(ConfigError, match="data.synth.sharp_share \\+ soft_share is 1.2"):
+    with pytest.raises(ConfigError, match="data.synth.sharp_share \\+ data.synth.soft_share is 1.2"):
         SynthConfig(sharp_share=0.5, soft_share=0.7)
     with pytest.raises(ConfigError, match="frames_share needs data.synth.max_frames"):
         SynthConfig(frames_share=0.5)
