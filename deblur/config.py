@@ -154,7 +154,7 @@ class SynthConfig:
         if self.path != "shake" and self.blur != "kernel":
             raise ConfigError("data.synth.path needs data.synth.blur=kernel")
         if self.max_frames and self.blur != "kernel":
-            raise ConfigError("data.synth.min_frames and max_frames need data.synth.blur=kernel")
+            raise ConfigError("data.synth.max_frames and data.synth.min_frames need data.synth.blur=kernel")
         shares = ("linear_share", "frames_share", "sharp_share", "soft_share", "clipped_share", "jpeg_share")
         for key in (*shares, "estimated_share"):
             setattr(self, key, float(getattr(self, key)))
@@ -169,7 +169,9 @@ class SynthConfig:
         if self.log_length and self.blur != "kernel":
             raise ConfigError("data.synth.log_length needs data.synth.blur=kernel")
         if self.blur == "kernel" and (self.max_rotation or self.max_zoom):
-            raise ConfigError("data.synth.max_rotation and max_zoom need data.synth.blur=motion (a kernel is uniform)")
+            raise ConfigError(
+                "data.synth.max_rotation and data.synth.max_zoom need data.synth.blur=motion (a kernel is uniform)"
+            )
         if self.estimated_share != type(self).estimated_share and not self.deconvolve:  # its default: unused
             raise ConfigError("data.synth.estimated_share needs data.synth.deconvolve")
 

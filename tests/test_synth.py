@@ -410,9 +410,14 @@ def test_a_bad_recipe_option_is_named_by_its_flag_on_the_command_line(tmp_path):
     result = runner.invoke(app, [*args, "--min-length", "9", "--max-length", "5"])
     assert result.exit_code == 1 and not (tmp_path / "pairs").exists()
     assert result.output.strip().endswith("max_length must be >= data.synth.min_length (--max-length, --min-length)")
-    result = runner.invoke(app, [*args, "--sharp-share", "0.7", "--soft-share", "0.7"])  # both named: one had been
-    assert result.exit_code == 1 and result.output.strip().endswith("at most 1 (shares of the same pairs) "
-                                                                    "(--sharp-share, --soft-share)")  # fmt: skip
+    # each setting the message names and the command line gave: one of two had gone unsaid, without data.synth.
+    for given, named in [
+        (["--sharp-share", "0.7", "--soft-share", "0.7"], "(--sharp-share, --soft-share)"),
+        (["--max-zoom", "0.02"], "(--max-zoom)"),
+        (["--blur", "motion", "--min-frames", "3", "--max-frames", "9"], "(--max-frames, --min-frames, --blur)"),
+    ]:
+        result = runner.invoke(app, [*args, *given])
+        assert result.exit_code == 1 and result.output.strip().endswith(named), result.output
 
 
 def test_deconvolve_writes_each_pairs_deconvolution_the_same_on_any_number_of_workers(tmp_path, monkeypatch):
