@@ -55,3 +55,8 @@ def test_predict_strength_zero_gives_the_photo_back_and_is_checked(tmp_path):
     result = runner.invoke(app, [*args, "--out", str(tmp_path / "over"), "--strength", "151"])
     assert result.exit_code == 2 and "--strength" in result.output
     assert not (tmp_path / "over").exists()
+    said = "--strength is in percent: 0.5 keeps 0.5% of the model's change (100: all of it)"
+    result = runner.invoke(app, [*args[:-1], "--out", str(tmp_path / "fraction"), "--strength", "0.5"])
+    assert result.exit_code == 0 and said in result.output  # a fraction, as the library takes it, had run unsaid
+    result = runner.invoke(app, [*args[:-1], "--out", str(tmp_path / "percent"), "--strength", "50"])
+    assert result.exit_code == 0 and "in percent" not in result.output

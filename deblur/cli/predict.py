@@ -21,7 +21,7 @@ from deblur.cli.common import (
     user_message,
 )
 from deblur.config import InferencePrecision
-from deblur.console import progress_bar
+from deblur.console import Hint, progress_bar
 from deblur.imageio import DEFAULT_MAX_PIXELS, DEFAULT_QUALITY, WriteFormat, expand_patterns, raw_files
 from deblur.runtime import DEFAULT_RUNTIME, RUNTIME_HELP, Runtime
 from deblur.scale import ENGINE_HELP, Engine
@@ -179,6 +179,8 @@ def predict(
         RunSettings(engine, workers, worker_cpus, address),
     )
     log = reporter(quiet)
+    if 0 < strength <= MAX_STRENGTH:  # the library's fraction, given where the command line takes percent
+        log(Hint(f"--strength is in percent: {strength:g} keeps {strength:g}% of the model's change (100: all of it)"))
     if engine is not None:
         from deblur.scale.run import predict_at_scale
 
