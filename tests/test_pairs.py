@@ -4,6 +4,7 @@ from helpers import make_flat_dataset, noise_image, write_image
 from PIL import Image
 
 from deblur.data.pairs import DatasetError, discover, preflight
+from deblur.errors import SettingError
 
 
 def make_gopro(root, sequences=("GOPR0001_11_00", "GOPR0002_11_01"), per=2, size=(40, 40)):
@@ -175,6 +176,8 @@ def test_missing_root_and_empty_root(tmp_path):
         preflight(tmp_path / "photo.png", 32)
     with pytest.raises(DatasetError, match="the data folder is NoneType: give its path, as a str or Path"):
         discover(None)  # had been Path's TypeError
+    with pytest.raises(SettingError, match="preflight's patch_size must be a whole number of at least 8; got '32'"):
+        preflight(tmp_path, "32")  # had been a TypeError from a comparison
 
 
 def test_empty_blur_and_sharp_folders_are_said_to_be_empty_not_missing(tmp_path):

@@ -14,6 +14,16 @@ def pairs(tmp_path):
     return splits.train + splits.val
 
 
+def test_train_dataset_names_no_pairs_and_a_batch_it_cannot_draw(pairs):
+    from deblur.data.pairs import DatasetError
+    from deblur.errors import SettingError
+
+    with pytest.raises(DatasetError, match="train_dataset was given no pairs"):
+        train_dataset([], patch_size=16, batch_size=2)  # had been tf.data's "buffer_size must be greater than zero"
+    with pytest.raises(SettingError, match="train_dataset's batch_size must be a whole number of at least 1; got 0"):
+        train_dataset(pairs, patch_size=16, batch_size=0)
+
+
 @pytest.mark.parametrize(
     "options",
     [

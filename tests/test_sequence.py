@@ -23,6 +23,17 @@ def test_batches_aligned_and_reproducible(tmp_path):
     assert not np.array_equal(blurry, sequence[1][0])  # a new epoch draws new patches
 
 
+def test_no_pairs_or_a_size_it_cannot_draw_is_named(tmp_path):
+    from deblur.data.pairs import DatasetError
+    from deblur.errors import SettingError
+
+    with pytest.raises(DatasetError, match="PairSequence was given no pairs: deblur.preflight"):
+        PairSequence([], 16, 2, steps=1)  # had been a ZeroDivisionError at its first batch
+    pairs = preflight(make_flat_dataset(tmp_path, count=2), 16).train
+    with pytest.raises(SettingError, match="PairSequence's patch_size must be a whole number of at least 8; got '16'"):
+        PairSequence(pairs, "16", 2, steps=1)
+
+
 @pytest.mark.parametrize("mode", ["L", "RGBA", "I;16", "RGB;16"])
 def test_pillow_decodes_each_kind_of_png_as_the_tf_data_pipeline_does(tmp_path, mode):
     # evaluate and the JAX loop read with Pillow, TensorFlow's loop with tf.data: 16-bit grayscale had read white

@@ -10,6 +10,7 @@ deconvolution of its blurry photo, the kernel-aware network's second input.
 
 from __future__ import annotations
 
+import numbers
 import os
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
@@ -17,9 +18,9 @@ from pathlib import Path
 
 from PIL import Image, UnidentifiedImageError
 
-from deblur.config import MIN_VAL_CROP
+from deblur.config import MIN_PATCH_SIZE, MIN_VAL_CROP
 from deblur.console import progress_bar
-from deblur.errors import DeblurError
+from deblur.errors import DeblurError, SettingError
 from deblur.imageio import JPEG_SUFFIXES, READ_SUFFIXES, find_images, walk
 
 IMAGE_SUFFIXES = {".png", *JPEG_SUFFIXES, ".bmp"}
@@ -306,6 +307,22 @@ def check_pairs(
 NO_TRAINING_PAIRS = "no training pairs under {root}"
 
 
+def check_loader(pairs: list[Pair], patch_size: int, batch_size: int, loader: str) -> None:
+    """Refuse, naming it, what a training loader cannot draw batches from: no pairs had been tf.data's "buffer_size
+    must be greater than zero" and the PyDataset's ZeroDivisionError, a size given as a string a TypeError."""
+    if not isinstance(pairs, list | tuple) or not pairs:
+        raise DatasetError(f"{loader} was given no pairs: deblur.preflight(root, patch_size).train finds a folder's")
+    _check_whole("patch_size", patch_size, MIN_PATCH_SIZE, loader)
+    _check_whole("batch_size", batch_size, 1, loader)
+
+
+def _check_whole(name: str, value: object, low: int, where: str) -> None:
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < low:
+        raise SettingError(
+            f"{where}'s {name} must be a whole number of at least {low}; got {value!r}", settings=(name,)
+        )
+
+
 def problem_listing(problems: list[str]) -> str:
     """Problems as an indented list, the first `MAX_LISTED_PROBLEMS` of them and a count of the rest."""
     shown = problems[:MAX_LISTED_PROBLEMS]
@@ -337,6 +354,7 @@ def preflight(
 
     With `skip_unreadable`, pairs with an unreadable file are left out and listed in `Splits.skipped` instead.
     """
+    _check_whole("patch_size", patch_size, MIN_PATCH_SIZE, "preflight")
     splits, problems = discover(root)
     skipped: list[str] = []
     if skip_unreadable:

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import tensorflow as tf
 
-from deblur.data.pairs import Pair
+from deblur.data.pairs import Pair, check_loader
 
 AUTOTUNE = tf.data.AUTOTUNE
 
@@ -127,6 +127,7 @@ def train_dataset(
     With several input pipelines (multi-worker), each takes every `num_shards`-th file when there are enough
     files to go round, and otherwise all files with its own random stream.
     """
+    check_loader(pairs, patch_size, batch_size, "train_dataset")
     if num_shards > 1:
         if len(pairs) >= num_shards:
             pairs = pairs[shard_index::num_shards]

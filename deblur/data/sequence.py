@@ -11,7 +11,7 @@ import keras
 import numpy as np
 from PIL import Image
 
-from deblur.data.pairs import Pair
+from deblur.data.pairs import Pair, check_loader
 
 
 def load_rgb(path) -> np.ndarray:
@@ -72,6 +72,7 @@ class PairSequence(keras.utils.PyDataset):
         **kwargs,
     ):
         super().__init__(**kwargs)
+        check_loader(pairs, patch_size, batch_size, "PairSequence")
         self.pairs = pairs
         self.patch_size = patch_size
         self.batch_size = batch_size
