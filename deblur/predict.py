@@ -32,7 +32,7 @@ from deblur.imageio import (
     write_photo,
 )
 from deblur.min_side import check_min_side
-from deblur.settings import PredictSettings, WriteSettings
+from deblur.settings import PredictSettings, WriteSettings, check_predict_settings
 from deblur.video.clips import VIDEO_SUFFIXES, clips_named_as_photos, is_media_file
 from deblur.video.encode import Codec, video_suffix
 from deblur.video.predict import ClipReport, VideoOptions, deblur_clip, finished_segment_files
@@ -255,6 +255,7 @@ def deblur_photos(
     """`deblur predict` in this process: resolve the inputs (before the model loads: missing files, folders with
     nothing in them and name clashes are refused at once), open the model and say which, and deblur every photo
     and clip into the output folder."""
+    check_predict_settings(settings)
     plan = plan_inputs(settings.read.inputs, settings.write, settings.read.max_pixels)
     if plan.missing:
         missing = ", ".join(str(path) for path in plan.missing)

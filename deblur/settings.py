@@ -151,3 +151,20 @@ class PredictSettings:
     deblur: DeblurSettings = field(default_factory=DeblurSettings)
     write: WriteSettings = field(default_factory=WriteSettings)
     run: RunSettings = field(default_factory=RunSettings)
+
+    def __post_init__(self) -> None:
+        groups = {"read": ReadSettings, "deblur": DeblurSettings, "write": WriteSettings, "run": RunSettings}
+        for name, group in groups.items():
+            if not isinstance(getattr(self, name), group):  # paths as `read` had been an AttributeError far on
+                given = type(getattr(self, name)).__name__
+                raise SettingError(f"PredictSettings' {name} is {given}: give a {group.__name__}", settings=(name,))
+
+
+def check_predict_settings(settings: object) -> None:
+    """Refuse what is not a PredictSettings where one is asked for (None or a path had been an AttributeError)."""
+    if not isinstance(settings, PredictSettings):
+        raise SettingError(
+            f"the settings are {type(settings).__name__}: give deblur.settings.PredictSettings(ReadSettings(paths)), "
+            "with the groups as `deblur predict` fills them",
+            settings=("settings",),
+        )

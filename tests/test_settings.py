@@ -33,3 +33,15 @@ def test_what_was_asked_of_a_kind_of_input_the_run_does_not_hold_is_said():
     ]
     assert for_clips.unused_for({"photo", "video"}) == for_photos.unused_for({"photo", "video"}) == []
     assert WriteSettings().unused_for({"photo"}) == WriteSettings().unused_for({"video"}) == []
+
+
+def test_settings_of_the_wrong_kind_are_named_with_the_one_to_give():
+    from deblur.predict import deblur_photos
+    from deblur.scale.run import predict_at_scale
+    from deblur.settings import PredictSettings
+
+    with pytest.raises(SettingError, match="PredictSettings' read is list: give a ReadSettings"):
+        PredictSettings(["photo.jpg"])  # had been an AttributeError when the run read it
+    for run in (deblur_photos, predict_at_scale):  # both had been an AttributeError of None
+        with pytest.raises(SettingError, match=r"the settings are NoneType: give deblur.settings.PredictSettings\("):
+            run(None)

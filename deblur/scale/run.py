@@ -29,7 +29,7 @@ from deblur.imageio import raw_files
 from deblur.scale import ENGINES, FAILED_LIST, default_workers, storage
 from deblur.scale.plan import PHOTO, ClipPlan, plan_inputs
 from deblur.scale.worker import NO_ROOM, NOT_STARTED, OK, SKIPPED, UNUSABLE, WorkerNotStarted, WorkerSettings
-from deblur.settings import PredictSettings
+from deblur.settings import PredictSettings, check_predict_settings
 from deblur.video.predict import join_outputs
 
 
@@ -64,6 +64,7 @@ def predict_at_scale(
 ) -> ScaleReport:
     """Deblur every photo and clip of `settings.read.inputs` (paths or URLs, folders searched recursively) into
     `settings.write.out` (a path or URL) on the workers of `settings.run.engine`; see the module's docstring."""
+    check_predict_settings(settings)
     run, inputs, out = settings.run, list(settings.read.inputs), settings.write.out
     if run.engine not in ENGINES:
         raise SettingError(f"engine must be one of {', '.join(ENGINES)}; got {run.engine!r}", settings=("engine",))
