@@ -556,6 +556,7 @@ def write_bad_inputs(folder):
         stream.width, stream.height = 64, 48
         out.start_encoding()  # the header, with no frame after it
     Image.fromarray(np.full((32, 32, 3), 128, np.uint8)).save(folder / "photo.png")
+    (folder / "nothing.mp4").write_bytes(b"")  # a copy that never began
     return good
 
 
@@ -565,6 +566,7 @@ def write_bad_inputs(folder):
         ("text.mp4", "text.mp4: not a readable video"),
         ("sound.m4a", "sound.m4a: no video stream"),
         ("empty.mp4", "empty.mp4: no video stream"),
+        ("nothing.mp4", "nothing.mp4: an empty file (0 bytes), not a video"),  # had been "not a readable video"
         ("song.m4a", "song.m4a: no video stream (a mov,mp4,m4a,3gp,3g2,mj2 file with a cover picture)"),  # had been
         # deblurred as a clip of one frame, the cover
         # a recording cut off before the camera wrote its index (moov), last: had been "not a readable video (Invalid

@@ -134,6 +134,8 @@ def probe_clip(path: Path, *, max_pixels: int = DEFAULT_MAX_PIXELS, name: str | 
     try:
         container = av.open(str(path), metadata_errors="ignore")
     except (av.FFmpegError, OSError, UnicodeDecodeError) as err:
+        if path.is_file() and path.stat().st_size == 0:  # FFmpeg's "Invalid data found" said less than a photo's
+            raise VideoReadError(f"{name}: an empty file (0 bytes), not a video") from None
         if _unfinished_recording(path):
             raise VideoReadError(
                 f"{name}: an MP4 or MOV without its index (moov): a recording that was never finished (the camera "
