@@ -77,6 +77,30 @@ def test_a_port_in_use_is_one_clear_error():
         taken.close()
 
 
+def test_a_port_in_use_is_said_before_the_model_loads_and_a_model_that_fails_frees_the_port(monkeypatch):
+    import deblur.inference
+    from deblur.errors import SettingError
+    from deblur.serve import server
+    from deblur.serve.server import listen
+
+    taken = listen("127.0.0.1", 0)
+    port = taken.getsockname()[1]
+    monkeypatch.setattr(deblur.inference, "open_deblurrer", lambda *a, **k: pytest.fail("the model loaded"))
+    try:
+        with pytest.raises(SettingError, match="cannot listen on"):  # had been said after seconds of loading
+            server.serve(host="127.0.0.1", port=port)
+    finally:
+        taken.close()
+
+    def fails(*args, **kwargs):
+        raise SettingError("no such model")
+
+    monkeypatch.setattr(deblur.inference, "open_deblurrer", fails)
+    with pytest.raises(SettingError, match="no such model"):
+        server.serve(host="127.0.0.1", port=port)
+    listen("127.0.0.1", port).close()  # the port it took is given back
+
+
 def test_an_empty_host_is_refused_not_opened_to_every_network(monkeypatch):
     # `--host $HOST` with HOST unset: the socket had listened on every interface
     from deblur.errors import SettingError

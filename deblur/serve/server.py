@@ -85,13 +85,18 @@ def serve(
     from deblur.serve.app import create_app
     from deblur.serve.card import model_info
 
-    deblurrer, chosen = open_deblurrer(
-        model, precision=precision, runtime=runtime, method=method, estimates=estimates, log=log
-    )
-    # Anyone who reaches the server sees this: the model's name and card, and its path only when asked for.
-    info = model_info(chosen.path, chosen.name, deblurrer.precision, method=deblurrer.way().name, show_path=show_paths)
-    service = DeblurService(deblurrer, info, limits)
-    sock = listen(host, port)
+    sock = listen(host, port)  # before the model loads: a port in use had been said only after it
+    try:
+        deblurrer, chosen = open_deblurrer(
+            model, precision=precision, runtime=runtime, method=method, estimates=estimates, log=log
+        )
+        # Anyone who reaches the server sees this: the model's name and card, and its path only when asked for.
+        way = deblurrer.way().name
+        info = model_info(chosen.path, chosen.name, deblurrer.precision, method=way, show_path=show_paths)
+        service = DeblurService(deblurrer, info, limits)
+    except BaseException:
+        sock.close()
+        raise
     if host not in LOCAL_HOSTS:
         log(
             f"warning: listening on {host}, not only this machine: anyone who can reach it can send photos (there "
