@@ -418,6 +418,10 @@ def load_config(path: str | Path | None = None, overrides: list[str] | str | Non
         raise ConfigError(f"{path}: the top level must be a mapping of sections (model, data, train)")
     if isinstance(overrides, str):  # one override: iterated, its letters had each been "an override 't' ..."
         overrides = [overrides]
+    if overrides is not None and (
+        not isinstance(overrides, list | tuple) or not all(isinstance(item, str) for item in overrides)
+    ):  # had been a TypeError ("not iterable") or an AttributeError of the item
+        raise ConfigError(f"overrides must be strings such as 'train.epochs=3'; got {overrides!r}")
     for item in overrides or []:
         key, sep, value = item.partition("=")
         key = key.strip()

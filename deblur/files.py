@@ -22,6 +22,14 @@ from deblur.errors import (
 )
 
 
+def as_path(value: object, what: str, setting: str) -> Path:
+    """`value` as a Path; a SettingError naming `what` and `setting` where it is none (None had been Path's
+    TypeError, "expected str, bytes or os.PathLike object")."""
+    if isinstance(value, str | os.PathLike):
+        return Path(value)
+    raise SettingError(f"{what} is {type(value).__name__}: give its path, as a str or Path", settings=(setting,))
+
+
 def check_folder(folder: str | Path, setting: str | None = None) -> None:
     """Refuse a folder to write in that is a file, lies under one, or cannot be written in (SettingError naming
     `setting`). Commands call it before their work; otherwise the first write, after it, failed with the OS's

@@ -35,7 +35,7 @@ ENSEMBLES = (1, 2, 4, 8)
 def check_ensemble(ensemble: int) -> None:
     if ensemble not in ENSEMBLES:
         choices = ", ".join(map(str, ENSEMBLES))
-        raise SettingError(f"ensemble must be one of {choices}: {ensemble}", settings=("ensemble",))
+        raise SettingError(f"ensemble must be one of {choices}: {ensemble!r}", settings=("ensemble",))
 
 
 def turned_shape(shape: tuple[int, int], turn: tuple[bool, bool, bool]) -> tuple[int, int]:

@@ -80,6 +80,13 @@ def test_one_override_may_be_given_as_a_string():
     assert load_config("smoke", "train.epochs=2").train.epochs == 2
 
 
+@pytest.mark.parametrize("overrides", [3, [3], {"train.epochs": 2}])
+def test_overrides_that_are_not_strings_are_named(overrides):
+    # had been a TypeError ("not iterable") or an AttributeError ("'int' object has no attribute 'partition'")
+    with pytest.raises(ConfigError, match="overrides must be strings such as 'train.epochs=3'; got "):
+        load_config("smoke", overrides)
+
+
 def test_int_accepted_for_float():
     assert load_config("smoke", ["train.learning_rate=1"]).train.learning_rate == 1.0
 

@@ -32,6 +32,11 @@ def test_no_recipe_is_the_default_configs_the_one_deblur_train_trains_on(tmp_pat
     assert ensure_demo_dataset(home=tmp_path, log=print) == made
 
 
+def test_a_recipe_of_the_wrong_kind_is_named(tmp_path):
+    with pytest.raises(SettingError, match="the recipe is str: give a deblur.config.SynthConfig, or None"):
+        ensure_demo_dataset("demo", home=tmp_path)  # had been a TypeError of vars()
+
+
 def test_settings_change_the_folder(tmp_path):
     assert demo_root(SynthConfig(noise=0.0), tmp_path) != demo_root(SynthConfig(noise=0.01), tmp_path)
 

@@ -247,13 +247,13 @@ def test_a_folder_of_one_pair_is_scored_once(tmp_path):
     assert [pair.name for pair in evaluation_pairs(data)] == ["000.png"]
 
 
-@pytest.mark.parametrize("limit", [0, -1])
+@pytest.mark.parametrize("limit", [0, -1, "3"])  # "3" had been a TypeError
 def test_a_limit_below_one_is_named_not_read_as_every_pair_or_all_but_the_last(tmp_path, limit):
     from deblur.errors import SettingError
     from deblur.evaluation.evaluate import evaluation_pairs
 
     data = make_flat_dataset(tmp_path / "flat", count=3)
-    with pytest.raises(SettingError, match=f"limit must be at least 1 .*: {limit}") as refused:
+    with pytest.raises(SettingError, match=f"limit must be a whole number of at least 1 .*: {limit!r}") as refused:
         evaluation_pairs(data, limit=limit)
     assert refused.value.settings == ("limit",)
 

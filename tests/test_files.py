@@ -7,7 +7,7 @@ import av
 import pytest
 
 from deblur.errors import OutputBusyError, OutputExistsError, SettingError
-from deblur.files import atomic_dir, atomic_path, check_folder, check_parent, to_write
+from deblur.files import as_path, atomic_dir, atomic_path, check_folder, check_parent, to_write
 
 
 def test_a_folder_to_write_in_is_refused_where_a_file_is_in_the_way(tmp_path):
@@ -163,3 +163,10 @@ def test_a_folder_where_an_output_file_goes_is_named_and_left_as_it_is(tmp_path)
     with pytest.raises(OutputExistsError, match=expected), atomic_path(pair) as tmp:  # it had been an OS traceback
         tmp.write_bytes(b"an output")
     assert [path.name for path in tmp_path.rglob("*")] == ["a_side_by_side.png", "kept.txt"]
+
+
+def test_as_path_takes_strings_and_paths_and_names_anything_else():
+    assert as_path("a/b.png", "the photo", "photo") == as_path(Path("a/b.png"), "the photo", "photo") == Path("a/b.png")
+    with pytest.raises(SettingError, match="the photo is NoneType: give its path, as a str or Path") as refused:
+        as_path(None, "the photo", "photo")
+    assert refused.value.settings == ("photo",)

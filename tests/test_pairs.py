@@ -174,7 +174,7 @@ def test_missing_root_and_empty_root(tmp_path):
     (tmp_path / "photo.png").write_bytes(b"")
     with pytest.raises(DatasetError, match="photo.png is a file: give the folder that holds blur/ and sharp/"):
         preflight(tmp_path / "photo.png", 32)
-    with pytest.raises(DatasetError, match="the data folder is NoneType: give its path, as a str or Path"):
+    with pytest.raises(SettingError, match="the data folder is NoneType: give its path, as a str or Path"):
         discover(None)  # had been Path's TypeError
     with pytest.raises(SettingError, match="preflight's patch_size must be a whole number of at least 8; got '32'"):
         preflight(tmp_path, "32")  # had been a TypeError from a comparison

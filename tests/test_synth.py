@@ -303,6 +303,17 @@ def test_no_recipe_is_the_default_recipe(tmp_path, monkeypatch):
     assert made == [SynthConfig()]
 
 
+def test_no_folder_or_a_recipe_of_the_wrong_kind_is_named(tmp_path):
+    from deblur.errors import SettingError
+
+    src = make_photos(tmp_path / "photos", names=("camera",))
+    with pytest.raises(SettingError, match="the photos' folder is NoneType: give its path"):
+        synthesize_pairs(None, tmp_path / "pairs")  # had been Path's TypeError
+    with pytest.raises(SettingError, match="the recipe is dict: give a deblur.config.SynthConfig, or None"):
+        synthesize_pairs(src, tmp_path / "pairs", {"noise": 0.01})  # had been an AttributeError of a setting
+    assert not (tmp_path / "pairs").exists()
+
+
 def test_existing_out_is_refused(tmp_path):
     src = make_photos(tmp_path / "photos", names=("camera",))
     (tmp_path / "pairs").mkdir()

@@ -215,6 +215,17 @@ def test_the_library_takes_a_clip_and_its_output_as_strings(model, tmp_path):
     assert report.frames == 2 and facts(target)["size"] == (24, 16)
 
 
+def test_no_clip_or_a_model_path_for_the_deblurrer_is_named(model, tmp_path):
+    from deblur.errors import SettingError
+
+    with pytest.raises(SettingError, match="the clip is NoneType: give its path"):
+        deblur_clip(None, tmp_path / "out.mp4", load_deblurrer(model))  # had been Path's TypeError
+    source = make_clip(tmp_path / "clip.mp4", frames=2, size=(16, 24), audio=False)
+    with pytest.raises(SettingError, match=r"the deblurrer is PosixPath: deblur.load_deblurrer\(model\) opens one"):
+        deblur_clip(source, tmp_path / "out.mp4", model)  # had been an AttributeError ... 'method'
+    assert not (tmp_path / "out.mp4").exists()
+
+
 def test_a_clip_is_never_deblurred_over_itself(model, tmp_path):
     from deblur.errors import OutputExistsError
 

@@ -11,7 +11,6 @@ deconvolution of its blurry photo, the kernel-aware network's second input.
 from __future__ import annotations
 
 import numbers
-import os
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -21,6 +20,7 @@ from PIL import Image, UnidentifiedImageError
 from deblur.config import MIN_PATCH_SIZE, MIN_VAL_CROP
 from deblur.console import progress_bar
 from deblur.errors import DeblurError, SettingError
+from deblur.files import as_path
 from deblur.imageio import JPEG_SUFFIXES, READ_SUFFIXES, find_images, walk
 
 IMAGE_SUFFIXES = {".png", *JPEG_SUFFIXES, ".bmp"}
@@ -163,9 +163,7 @@ def discover(root: str | Path) -> tuple[Splits, list[str]]:
     Split folders (`train/` with `test/`, `val/` or `validation/`) are used when present; otherwise every tenth
     pair, by sorted name, is held out for validation (at least one).
     """
-    if not isinstance(root, str | os.PathLike):  # None (evaluation_pairs(None)) had been Path's TypeError
-        raise DatasetError(f"the data folder is {type(root).__name__}: give its path, as a str or Path")
-    root = Path(root)
+    root = as_path(root, "the data folder", "data")
     if root.is_file():
         raise DatasetError(f"data folder {root} is a file: give the folder that holds blur/ and sharp/")
     if not root.is_dir():

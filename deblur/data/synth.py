@@ -41,6 +41,7 @@ from deblur.data.pairs import DatasetError, held_out_count, problem_listing
 from deblur.data.writer import write_pairs
 from deblur.errors import Interrupted, SettingError
 from deblur.files import (
+    as_path,
     atomic_write_text,
     check_outside,
     check_parent,
@@ -95,7 +96,13 @@ def synthesize_pairs(
 ) -> SynthReport:
     """Make the pairs; `out` appears complete or not at all, and is never an existing folder. A stopped run goes
     on from the photos it finished (the module's docstring). `synth` None is the default recipe, `SynthConfig()`."""
-    src, out, synth = Path(src), Path(out), synth or SynthConfig()
+    src, out = as_path(src, "the photos' folder", "src"), as_path(out, "the output folder", "out")
+    synth = synth or SynthConfig()
+    if not isinstance(synth, SynthConfig):  # a dict had been an AttributeError of its first setting
+        raise SettingError(
+            f"the recipe is {type(synth).__name__}: give a deblur.config.SynthConfig, or None for the default one",
+            settings=("synth",),
+        )
     if not src.is_dir():
         raise DatasetError(f"{src} is not a folder", settings=("src",))
     check_parent(out, "out")

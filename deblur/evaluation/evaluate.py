@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import numbers
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -46,8 +47,9 @@ def evaluation_pairs(
     not the data's."""
     if split not in SPLITS:
         raise SettingError(f"split must be one of {', '.join(SPLITS)}; got {split!r}", settings=("split",))
-    if limit is not None and limit < 1:  # 0 had scored every pair, and -1 all but the last
-        raise SettingError(f"limit must be at least 1 (or None, for every pair): {limit}", settings=("limit",))
+    whole = isinstance(limit, numbers.Integral) and not isinstance(limit, bool)  # "3" had been a TypeError
+    if limit is not None and (not whole or limit < 1):  # 0 had scored every pair, and -1 all but the last
+        raise SettingError(f"limit must be a whole number of at least 1 (or None, for every pair): {limit!r}", settings=("limit",))
     splits, problems = discover(root)
     split = resolve_split(splits, split)
     pairs = {"val": splits.val, "train": splits.train, "all": splits.every}[split]

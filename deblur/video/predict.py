@@ -26,7 +26,9 @@ from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
+from deblur.errors import SettingError
 from deblur.files import (
+    as_path,
     full_disk_named,
     one_run_at_a_time,
     refuse_over_input,
@@ -131,7 +133,12 @@ def deblur_clip(
     that cannot be used raises VideoReadError naming it (`name`, default its path); nothing is then left for it.
     Without `overwrite`, a `target` that exists raises OutputExistsError, one that another run finished while this
     one was reading the clip included."""
-    source, target = Path(source), Path(target)  # strings had ended on AttributeError ... 'is_dir'
+    source, target = as_path(source, "the clip", "source"), as_path(target, "the target", "target")
+    if not callable(getattr(deblurrer, "many", None)):  # a model's path had been an AttributeError ... 'method'
+        raise SettingError(
+            f"the deblurrer is {type(deblurrer).__name__}: deblur.load_deblurrer(model) opens one",
+            settings=("deblurrer",),
+        )
     started = time.perf_counter()
     pair = side_by_side_path(target) if options.side_by_side else None
     outputs = (target, pair) if pair else (target,)
