@@ -17,7 +17,7 @@ from deblur import hardware
 from deblur.config import InferencePrecision
 from deblur.console import Hint
 from deblur.errors import DeblurError, SettingError
-from deblur.files import refuse_over_input
+from deblur.files import as_path, refuse_over_input
 from deblur.image_array import ImageArrayError, as_image  # noqa: F401  the error is named deblur.inference's too
 from deblur.imageio import read_photo, write_photo
 from deblur.min_side import check_min_side
@@ -406,7 +406,8 @@ def deblur_image(image: np.ndarray, model: str | Path | Deblurrer | None) -> np.
 def deblur_file(source: str | Path, target: str | Path, model: str | Path | Deblurrer | None, fmt: str = "png") -> None:
     """Deblur one image file into another (written atomically); grayscale, alpha and 16-bit are kept. The photo
     itself is never written over."""
-    refuse_over_input(Path(target), Path(source), "the photo deblurred")  # it had been replaced
+    source, target = as_path(source, "the photo", "source"), as_path(target, "the target", "target")
+    refuse_over_input(target, source, "the photo deblurred")  # it had been replaced
     deblurrer = model if isinstance(model, Deblurrer) else load_deblurrer(model)
     photo = read_photo(source)
     write_photo(target, deblurrer(photo.rgb), photo, fmt)

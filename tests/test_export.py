@@ -351,6 +351,8 @@ def test_paths_as_strings_are_taken_as_every_other_function_takes_them():
     assert (request.out, request.calibration) == (Path("m.onnx"), Path("blurry"))
     with pytest.raises(SettingError, match=r"onnx files are named \*.onnx: m.tflite"):
         ExportRequest("onnx", "m.tflite")
+    with pytest.raises(SettingError, match="the export's out is NoneType: give its path"):
+        ExportRequest("onnx", None)  # had been Path's TypeError
 
 
 def test_a_format_given_for_the_request_is_named_with_how_to_make_one():

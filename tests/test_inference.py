@@ -254,6 +254,8 @@ def test_a_photo_is_never_deblurred_over_itself(identity_model, tmp_path):
         with pytest.raises(OutputExistsError, match=r"[ab].png is the photo deblurred: give another file"):
             deblur_file(tmp_path / "a.png", target, identity_model)
     assert (tmp_path / "a.png").read_bytes() == before
+    with pytest.raises(SettingError, match="the target is NoneType: give its path, as a str or Path"):
+        deblur_file(tmp_path / "a.png", None, identity_model)  # had been Path's TypeError
 
 
 def test_exif_orientation_is_applied(identity_model, tmp_path):

@@ -376,6 +376,14 @@ def test_a_config_that_is_no_config_is_named_with_the_way_to_make_one(tmp_path, 
     assert not (tmp_path / "run").exists()
 
 
+def test_no_run_folder_is_named_before_the_data_is_read():
+    from deblur.training.run import train
+
+    with pytest.raises(SettingError, match="the run folder is NoneType: give its path") as refused:
+        train(smoke_config(), None, progress=False, log=lambda _: None)  # had been Path's TypeError, after the checks
+    assert refused.value.settings == ("out_dir",)
+
+
 def test_fine_tuning_starts_from_the_given_weights(tmp_path):
     first = quiet_train(smoke_config("train.epochs=1", "train.seed=1"), tmp_path / "first")  # other random start
     messages = []

@@ -49,7 +49,9 @@ def evaluation_pairs(
         raise SettingError(f"split must be one of {', '.join(SPLITS)}; got {split!r}", settings=("split",))
     whole = isinstance(limit, numbers.Integral) and not isinstance(limit, bool)  # "3" had been a TypeError
     if limit is not None and (not whole or limit < 1):  # 0 had scored every pair, and -1 all but the last
-        raise SettingError(f"limit must be a whole number of at least 1 (or None, for every pair): {limit!r}", settings=("limit",))
+        raise SettingError(
+            f"limit must be a whole number of at least 1 (or None, for every pair): {limit!r}", settings=("limit",)
+        )
     splits, problems = discover(root)
     split = resolve_split(splits, split)
     pairs = {"val": splits.val, "train": splits.train, "all": splits.every}[split]

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Literal, get_args
 
 from deblur.errors import OutputExistsError, SettingError
-from deblur.files import atomic_dir, atomic_path, check_parent, refuse_existing
+from deblur.files import as_path, atomic_dir, atomic_path, check_parent, refuse_existing
 from deblur.paths import EXPORT_SUFFIXES, exported_format
 
 ExportFormat = Literal["savedmodel", "litert", "onnx", "openvino"]
@@ -43,9 +43,9 @@ class ExportRequest:
 
     def __post_init__(self) -> None:
         # Strings from Python, as every other function takes paths: they had ended on AttributeError ... 'suffix'.
-        object.__setattr__(self, "out", Path(self.out))
+        object.__setattr__(self, "out", as_path(self.out, "the export's out", "out"))
         if self.calibration is not None:
-            object.__setattr__(self, "calibration", Path(self.calibration))
+            object.__setattr__(self, "calibration", as_path(self.calibration, "the calibration folder", "calibration"))
         if self.fmt not in get_args(ExportFormat):
             raise SettingError(
                 f"format must be one of {', '.join(get_args(ExportFormat))}; got {self.fmt!r}", settings=("format",)

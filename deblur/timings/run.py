@@ -17,7 +17,7 @@ from deblur.config import MIN_PATCH_SIZE, Config, load_config
 from deblur.data.demo import ensure_demo_dataset
 from deblur.data.pairs import preflight
 from deblur.errors import Interrupted, OutputExistsError, SettingError, error_reason
-from deblur.files import atomic_write_text, check_folder, refuse_folder
+from deblur.files import as_path, atomic_write_text, check_folder, refuse_folder
 from deblur.hardware import cpu_bf16_flags, describe_device, gpu_compute_capabilities, keras_backend
 from deblur.model import GRADIENTS, build_generator
 from deblur.timings.chart import write_chart
@@ -145,7 +145,7 @@ def run_timings(
     The model and data come from `config` (data.root, or the embedded demo dataset made from data.synth); the
     workload from `preset` (a Preset, or one of `PRESETS` by name); `stages` as `timings` takes them.
     """
-    preset, out = _preset(preset), Path(out)  # a name and a string had ended on AttributeError and TypeError
+    preset, out = _preset(preset), as_path(out, "the timings' folder", "out")  # a preset by name, a str path
     if isinstance(stages, str):  # one string, its letters had each been "unknown stage"
         stages = [name.strip() for name in stages.split(",") if name.strip()]
     if pipeline_only and stages:  # the loaders are timed without any stage: the stages had gone unread, unsaid
