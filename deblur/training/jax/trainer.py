@@ -41,6 +41,7 @@ from deblur.training.jax.checkpoints import (
     saved_steps,
 )
 from deblur.training.jax.step import initial_state, make_eval_step, make_pair_maker, make_train_step, variables_of
+from deblur.training.memory import batch_too_large
 from deblur.training.optim import build_optimizer, replica_learning_rate
 from deblur.training.precision import choose_precision, set_policy
 from deblur.training.result import TrainResult
@@ -96,6 +97,7 @@ class Session:
         refuse_other_backend(self.run, "jax")
         self._find_data()
         self._build_model()
+        self._check_memory()
         self._restore()
         self.metrics = read_metrics(self.run, self.step // self.steps_per_epoch)
         self._compile_steps()
@@ -181,6 +183,15 @@ class Session:
         wants_vgg = training.perceptual_weight > 0
         self.features = build_vgg_features(training.vgg_weights or "") if wants_vgg else None
         self.pixel_loss = PIXEL_LOSSES[training.loss]
+
+    def _check_memory(self) -> None:
+        """Say, before the first step, a batch this CPU's memory cannot hold: it had been killed with no word."""
+        if jax.devices()[0].platform != "cpu":  # a GPU's memory is its own, and XLA names its exhaustion
+            return
+        compute = keras.DTypePolicy(self.precision.policy).compute_dtype
+        # one process trains on all its devices: the global batch is this machine's
+        if warning := batch_too_large(self.model, self.data.patch_size, self.global_batch, compute, backend="jax"):
+            self.log(f"warning: {warning}")
 
     def _variables(self) -> dict[str, list]:
         return variables_of(self.model, self.optimizer)
