@@ -21,7 +21,7 @@ from typing import Any, Literal, get_args
 
 import yaml
 
-from deblur.errors import DeblurError
+from deblur.errors import DeblurError, SettingError
 
 
 class ConfigError(DeblurError, ValueError):
@@ -218,6 +218,17 @@ SYNTH_HELP = {
 # validation crop (validation scores SSIM, whose window is 11 px a side: `deblur.losses.SSIM_WINDOW`).
 MIN_PATCH_SIZE = 8
 MIN_VAL_CROP = 11
+
+
+def check_recipe(synth: object) -> None:
+    """Refuse a blur recipe that is no SynthConfig, naming the one to give (a name or dict had failed far on, as a
+    TypeError of vars() or an AttributeError of its first setting)."""
+    if not isinstance(synth, SynthConfig):
+        raise SettingError(
+            f"the recipe is {type(synth).__name__}: give a deblur.config.SynthConfig, or None for the default one",
+            settings=("synth",),
+        )
+
 
 # The recipe keys only `deblur data synth` makes: a device-pairs recipe that sets them is refused, not changed.
 DEVICE_CPU_ONLY = ("varying", "soft_share", "clipped_share", "jpeg_share")

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
-from deblur.config import SynthConfig, load_config
+from deblur.config import SynthConfig, check_recipe, load_config
 from deblur.data.writer import write_pairs
 from deblur.errors import SettingError
 from deblur.files import atomic_dir, check_folder
@@ -63,11 +63,7 @@ def ensure_demo_dataset(synth: SynthConfig | None = None, *, home: Path | None =
     """The demo dataset's folder, making it first if it is not there yet (a few seconds); `synth` None is the
     recipe of the default config, the one `deblur train` trains on."""
     synth = synth or load_config().data.synth
-    if not isinstance(synth, SynthConfig):  # a name or dict had been a TypeError of vars()
-        raise SettingError(
-            f"the recipe is {type(synth).__name__}: give a deblur.config.SynthConfig, or None for the default one",
-            settings=("synth",),
-        )
+    check_recipe(synth)
     root = demo_root(synth, home)
     if root.is_dir():
         return root

@@ -35,7 +35,7 @@ from pathlib import Path
 import numpy as np
 from PIL import Image
 
-from deblur.config import ConfigError, SynthConfig, load_config
+from deblur.config import ConfigError, SynthConfig, check_recipe, load_config
 from deblur.console import progress_bar
 from deblur.data.pairs import DatasetError, held_out_count, problem_listing
 from deblur.data.writer import write_pairs
@@ -98,11 +98,7 @@ def synthesize_pairs(
     on from the photos it finished (the module's docstring). `synth` None is the default recipe, `SynthConfig()`."""
     src, out = as_path(src, "the photos' folder", "src"), as_path(out, "the output folder", "out")
     synth = synth or SynthConfig()
-    if not isinstance(synth, SynthConfig):  # a dict had been an AttributeError of its first setting
-        raise SettingError(
-            f"the recipe is {type(synth).__name__}: give a deblur.config.SynthConfig, or None for the default one",
-            settings=("synth",),
-        )
+    check_recipe(synth)
     if not src.is_dir():
         raise DatasetError(f"{src} is not a folder", settings=("src",))
     check_parent(out, "out")
