@@ -29,6 +29,10 @@ def test_no_pairs_or_a_size_it_cannot_draw_is_named(tmp_path):
 
     with pytest.raises(DatasetError, match="PairSequence was given no pairs: deblur.preflight"):
         PairSequence([], 16, 2, steps=1)  # had been a ZeroDivisionError at its first batch
+    with pytest.raises(SettingError, match="PairSequence takes a list of Pair, as deblur.preflight.*got generator"):
+        PairSequence((pair for pair in []), 16, 2, steps=1)  # had been called no pairs
+    with pytest.raises(SettingError, match=r"takes a list of Pair, .*; got tuple \('a.png', 'b.png'\)"):
+        PairSequence([("a.png", "b.png")], 16, 2, steps=1)  # had been an AttributeError at its first batch
     pairs = preflight(make_flat_dataset(tmp_path, count=2), 16).train
     with pytest.raises(SettingError, match="PairSequence's patch_size must be a whole number of at least 8; got '16'"):
         PairSequence(pairs, "16", 2, steps=1)

@@ -308,10 +308,25 @@ NO_TRAINING_PAIRS = "no training pairs under {root}"
 def check_loader(pairs: list[Pair], patch_size: int, batch_size: int, loader: str) -> None:
     """Refuse, naming it, what a training loader cannot draw batches from: no pairs had been tf.data's "buffer_size
     must be greater than zero" and the PyDataset's ZeroDivisionError, a size given as a string a TypeError."""
-    if not isinstance(pairs, list | tuple) or not pairs:
+    # a generator had been taken for no pairs, and paths failed on `.blurry`
+    if not isinstance(pairs, list | tuple):
+        got = type(pairs).__name__
+    else:
+        wrong = next((pair for pair in pairs if not isinstance(pair, Pair)), None)
+        got = "" if wrong is None else f"{type(wrong).__name__} {_short(wrong)} in the list"
+    if got:
+        raise SettingError(
+            f"{loader} takes a list of Pair, as deblur.preflight(root, patch_size).train gives; got {got}"
+        )
+    if not pairs:
         raise DatasetError(f"{loader} was given no pairs: deblur.preflight(root, patch_size).train finds a folder's")
     _check_whole("patch_size", patch_size, MIN_PATCH_SIZE, loader)
     _check_whole("batch_size", batch_size, 1, loader)
+
+
+def _short(value: object) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else f"{text[:57]}..."
 
 
 def _check_whole(name: str, value: object, low: int, where: str) -> None:
