@@ -18,6 +18,12 @@ BF16_CPU_FLAGS = ("amx_bf16", "avx512_bf16")
 CPUINFO = Path("/proc/cpuinfo")
 # A container's memory limit, cgroup v2's and v1's: the machine's memory is not what the process may use
 CGROUP_LIMITS = (Path("/sys/fs/cgroup/memory.max"), Path("/sys/fs/cgroup/memory/memory.limit_in_bytes"))
+# ... beside what it uses of that limit, the same two ways
+CGROUP_USES = (
+    (CGROUP_LIMITS[0], Path("/sys/fs/cgroup/memory.current")),
+    (CGROUP_LIMITS[1], Path("/sys/fs/cgroup/memory/memory.usage_in_bytes")),
+)
+MEMINFO = Path("/proc/meminfo")
 
 
 def cpu_bf16_flags(cpuinfo: Path = CPUINFO) -> list[str]:
@@ -48,6 +54,27 @@ def physical_memory(limits: tuple[Path, ...] = CGROUP_LIMITS) -> int | None:
             continue
         if text.isdigit():  # "max": no limit
             known.append(int(text))
+    return min(known) if known else None
+
+
+def free_memory(meminfo: Path = MEMINFO, cgroups: tuple[tuple[Path, Path], ...] = CGROUP_USES) -> int | None:
+    """The bytes this process could still take now: Linux's MemAvailable (free memory and the caches the system
+    would drop), or its container's limit less what the container uses where lower; None where it cannot tell."""
+    known = []
+    try:
+        for line in meminfo.read_text().splitlines():
+            if line.startswith("MemAvailable:"):
+                known.append(int(line.split()[1]) * 1024)  # in kB
+                break
+    except (OSError, ValueError, IndexError):
+        pass
+    for limit, usage in cgroups:
+        try:
+            limit_text, used_text = limit.read_text().strip(), usage.read_text().strip()
+        except OSError:
+            continue
+        if limit_text.isdigit() and used_text.isdigit():  # "max": no limit
+            known.append(max(0, int(limit_text) - int(used_text)))
     return min(known) if known else None
 
 

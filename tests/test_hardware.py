@@ -1,6 +1,6 @@
 """The device description that timings and benchmarks print beside every figure."""
 
-from deblur.hardware import cpu_bf16_flags, cpu_name, physical_memory
+from deblur.hardware import cpu_bf16_flags, cpu_name, free_memory, physical_memory
 
 
 def test_cpu_name_carries_family_and_model(tmp_path):
@@ -34,3 +34,15 @@ def test_a_containers_memory_limit_is_the_memory_where_it_is_lower(tmp_path):
     assert machine and machine > 2**20
     limited.write_text(f"{2**30}\n")
     assert physical_memory((unlimited, limited, tmp_path / "absent")) == min(machine, 2**30)
+
+
+def test_free_memory_is_whats_available_or_what_a_containers_limit_leaves(tmp_path):
+    meminfo, limit, usage = tmp_path / "meminfo", tmp_path / "memory.max", tmp_path / "memory.current"
+    meminfo.write_text("MemTotal:       8000000 kB\nMemFree:   100 kB\nMemAvailable:    4000000 kB\n")
+    assert free_memory(meminfo, ()) == 4000000 * 1024
+    limit.write_text("max\n")
+    usage.write_text(f"{2**20}\n")
+    assert free_memory(meminfo, ((limit, usage),)) == 4000000 * 1024  # no limit
+    limit.write_text(f"{2**30}\n")
+    assert free_memory(meminfo, ((limit, usage),)) == 2**30 - 2**20
+    assert free_memory(tmp_path / "absent", ((limit, tmp_path / "absent"),)) is None

@@ -4,8 +4,9 @@ for a CPU's memory had been killed by the system with no word from deblur.
 The estimate is the generator's activations, kept for the backward pass: every layer's output for one patch, at 4
 bytes an element, times the factor of the backend and the policy's compute type, times the global batch. It is meant
 as a lower bound (the process itself, the data, the perceptual loss's VGG and the optimizer come on top): a warning
-says a step that will not fit. Measured on CPUs only; a GPU's memory is its own, and each backend names its
-exhaustion.
+says a step that will not fit in the machine's memory, or in what is left free as training starts (a run beside
+other large programs had been killed with no word). Measured on CPUs only; a GPU's memory is its own, and each
+backend names its exhaustion.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from __future__ import annotations
 import keras
 import numpy as np
 
-from deblur.hardware import physical_memory
+from deblur.hardware import free_memory, physical_memory
 
 # Peak memory per patch over (layer outputs x 4 bytes), measured as the growth of the training process's peak RSS
 # between two batch sizes (2-core AMD EPYC Zen 5, family 26 model 2). TensorFlow's loop, float32: 0.99 for demo's
@@ -47,23 +48,36 @@ def batch_too_large(
     compute_dtype: str = "float32",
     memory: int | None = None,
     backend: str = "tensorflow",
+    free: int | None = None,
 ) -> str | None:
     """A warning where the step of `global_batch` patches cannot fit in `memory` bytes (default: this machine's,
-    `deblur.hardware.physical_memory`); None where it may fit or the memory is not known."""
+    `deblur.hardware.physical_memory`), or in the `free` bytes other programs leave it now (default:
+    `deblur.hardware.free_memory`); None where it may fit or neither is known."""
     memory = physical_memory() if memory is None else memory
-    if not memory:
+    free = free_memory() if free is None else free
+    if not memory and not free:
         return None
     per_patch = activation_bytes(model, patch_size, compute_dtype, backend)
     needed = per_patch * global_batch
-    if needed <= memory:
-        return None
-    fits = int(FITS_SHARE * memory // per_patch)
-    advice = f"at most about {fits} patches a step may fit" if fits else "lower data.patch_size"
-    return (
+    has = (
         f"a training step of {global_batch} patches of {patch_size} px needs at least {_size(needed)} for the "
-        f"generator's activations alone, and this machine has {_size(memory)}: it will likely be killed for memory; "
-        f"{advice} (data.batch_size is per replica)"
+        "generator's activations alone, and this machine has"
     )
+    if memory and needed > memory:
+        return f"{has} {_size(memory)}: it will likely be killed for memory; {_advice(memory, per_patch)}"
+    if free and needed > free:
+        of = f" (of its {_size(memory)})" if memory else ""
+        return (
+            f"{has} {_size(free)} free now{of}: it will likely be killed for memory unless other programs let go; "
+            f"{_advice(free, per_patch)}"
+        )
+    return None
+
+
+def _advice(memory: int, per_patch: int) -> str:
+    fits = int(FITS_SHARE * memory // per_patch)
+    most = f"at most about {fits} patches a step may fit" if fits else "lower data.patch_size"
+    return f"{most} (data.batch_size is per replica)"
 
 
 def _size(count: int) -> str:
