@@ -8,6 +8,8 @@ NumPy only: the CLI and the server read the range from here, and the page applie
 
 from __future__ import annotations
 
+import numbers
+
 import numpy as np
 
 from deblur.errors import SettingError
@@ -17,6 +19,10 @@ MAX_STRENGTH = 1.5
 
 
 def check_strength(strength: float) -> None:
+    if isinstance(strength, bool) or not isinstance(strength, numbers.Real):  # "1" had been a TypeError in the check
+        raise SettingError(
+            f"strength must be a number from 0 to {MAX_STRENGTH:g}: {strength!r}", settings=("strength",)
+        )
     if not 0.0 <= strength <= MAX_STRENGTH:
         raise SettingError(f"strength must be from 0 to {MAX_STRENGTH:g}: {strength:g}", settings=("strength",))
 

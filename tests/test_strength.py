@@ -31,6 +31,12 @@ def test_strength_outside_the_range_is_refused(strength):
     assert caught.value.settings == ("strength",)
 
 
+@pytest.mark.parametrize("strength", ["1", None, True])
+def test_strength_that_is_not_a_number_is_named(strength):
+    with pytest.raises(SettingError, match=f"strength must be a number from 0 to 1.5: {strength!r}"):
+        check_strength(strength)  # "1" had been a TypeError from the comparison
+
+
 def test_deblurrer_strength_and_per_call_override(tmp_path):
     model = save_model(tmp_path / "run", width=4, blocks=1, norm="instance", zero_init_output=False)
     image = np.random.default_rng(1).uniform(0, 1, (32, 40, 3)).astype(np.float32)
