@@ -4,6 +4,7 @@ float32 in [0, 1], as everywhere in deblur."""
 
 from __future__ import annotations
 
+import numbers
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, replace
 from functools import partial
@@ -259,6 +260,8 @@ def load_deblurrer(
     way_of(method)
     if runtime not in ("tensorflow", "openvino", "jax"):
         raise SettingError(f"runtime must be tensorflow, openvino or jax here; got {runtime!r}", settings=("runtime",))
+    if threads is not None and (isinstance(threads, bool) or not isinstance(threads, numbers.Integral) or threads < 1):
+        raise SettingError(f"threads must be None (all) or a whole number of at least 1; got {threads!r}")
     if precision not in get_args(InferencePrecision):
         choices = ", ".join(get_args(InferencePrecision))
         raise SettingError(f"precision must be one of {choices}; got {precision!r}", settings=("precision",))

@@ -4,6 +4,7 @@ Images are HWC RGB float32 in [0, 1], as everywhere in deblur."""
 
 from __future__ import annotations
 
+import numbers
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -114,6 +115,10 @@ class Tiling:
     call_pixels: int = CALL_PIXELS  # an image this size or smaller goes through whole
 
     def __post_init__(self) -> None:
+        for name in ("tile", "overlap"):  # "512" had been a TypeError in the comparison, 512.0 taken
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+                raise SettingError(f"{name} must be a whole number of pixels: {value!r}", settings=(name,))
         if self.tile < 8 * GRID or self.tile % GRID:
             raise SettingError(
                 f"tile must be a multiple of {GRID} and at least {8 * GRID}: {self.tile}", settings=("tile",)

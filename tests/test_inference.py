@@ -241,6 +241,15 @@ def test_tiles_cover_the_image_to_its_edges():
     assert Deblurrer(model=None).tiling.tiles(100, 100) == [(0, 0, 100, 100)]
     with pytest.raises(SettingError, match="overlap must be"):
         Deblurrer(model=None, tile=64, overlap=32)
+    for bad in ({"tile": "512"}, {"overlap": "64"}, {"tile": 512.0}):  # had been a TypeError, or 512.0 taken
+        ((name, value),) = bad.items()
+        with pytest.raises(SettingError, match=f"{name} must be a whole number of pixels: {value!r}"):
+            Deblurrer(model=None, **bad)
+    for threads in (0, -1, "2"):  # OpenVINO's: had been taken, 0 and -1 meaning all
+        with pytest.raises(
+            SettingError, match=f"threads must be None .all. or a whole number of at least 1; got {threads!r}"
+        ):
+            load_deblurrer(None, method="kernel", threads=threads)
 
 
 def test_a_photo_is_never_deblurred_over_itself(identity_model, tmp_path):
