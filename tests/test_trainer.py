@@ -204,6 +204,7 @@ def test_a_stop_while_setting_up_says_so_and_lets_the_run_folder_go(tmp_path, mo
         patch.setattr(trainer.Session, "_build_model", lambda self: (_ for _ in ()).throw(KeyboardInterrupt))
         with pytest.raises(TrainingInterrupted, match="stopped while setting up, before any step: nothing was"):
             quiet_train(smoke_config("train.epochs=1"), tmp_path / "run")
+    assert not (tmp_path / "run").exists()  # nothing kept: its config alone had been left
     assert quiet_train(smoke_config("train.epochs=1"), tmp_path / "run").step == 4  # its lock let go
 
 
@@ -293,6 +294,27 @@ def test_a_cache_in_files_is_the_pairs_own_and_what_a_killed_run_left_is_no_bar(
     quiet_train(smoke_config(f"data.root={other}", f"data.cache={cache}", "train.epochs=1"), tmp_path / "3", messages)
     assert len(list(cache.parent.glob("pairs-*.index"))) == 2
     assert not any(named in message for message in messages)
+
+
+def test_a_cache_another_run_writes_is_named_and_the_run_folder_left_as_it_was(tmp_path):
+    import contextlib
+
+    from deblur.data.file_cache import claim_file_cache
+    from deblur.errors import OutputBusyError
+
+    data, cache = make_flat_dataset(tmp_path / "data", count=6), str(tmp_path / "cache" / "pairs")
+    config = smoke_config(f"data.root={data}", f"data.cache={cache}", "train.epochs=1")
+    pairs = data_plan.plan_data(config, 1, progress=False, log=lambda _: None, on_checked=lambda: None).train_pairs
+    with contextlib.ExitStack() as other_run:
+        claim_file_cache(cache, pairs, other_run)  # another run in its first pass over the same pairs
+        for out in (tmp_path / "new", tmp_path / "empty"):
+            (tmp_path / "empty").mkdir(exist_ok=True)
+            with pytest.raises(OutputBusyError, match="another deblur run is writing the cache .*data.cache"):
+                quiet_train(config, out)
+        # the new folder is gone, the one that was there is as it was: its config alone had been left, and a run
+        # of another model in the same --out was then refused
+        assert not (tmp_path / "new").exists() and list((tmp_path / "empty").iterdir()) == []
+    assert quiet_train(smoke_config("train.epochs=1", "model.width=4"), tmp_path / "new").step == 4
 
 
 def test_the_run_folder_is_checked_before_the_workers_join(tmp_path, monkeypatch):

@@ -151,9 +151,28 @@ def training_session(make: Callable[[contextlib.ExitStack], S]) -> Iterator[S]:
 
 def claim_run_folder(run: RunFolder, config: Config, held: contextlib.ExitStack) -> None:
     """Once the data has passed, before anything else is written: the run folder locked for this run
-    (`one_training_at_a_time`, kept in `held` until the run ends), then its config written."""
+    (`one_training_at_a_time`, kept in `held` until the run ends), then its config written. A run that ends
+    before writing anything else (its set-up failed or was stopped: a busy data.cache, a model that would not
+    build) leaves the folder as it found it: its config alone had been left, and a run of another model in the
+    same --out was then refused."""
+    made = not run.root.exists()
+    held.callback(_unmake, run.root, made)  # after the lock's own file is gone
     held.enter_context(one_training_at_a_time(run))
+    if not run.config.is_file():
+        held.callback(_forget_config, run)
     record_config(run, config)
+
+
+def _forget_config(run: RunFolder) -> None:
+    with contextlib.suppress(OSError):  # the folder taken away meanwhile: nothing to forget
+        if {path.name for path in run.root.iterdir()} <= {run.config.name, run.lock.name}:
+            run.config.unlink()
+
+
+def _unmake(root: Path, made: bool) -> None:
+    if made:
+        with contextlib.suppress(OSError):  # not empty: the run wrote into it
+            root.rmdir()
 
 
 def record_config(run: RunFolder, config: Config) -> None:
