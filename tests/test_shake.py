@@ -13,6 +13,7 @@ from deblur.shake.estimate import (
     MIN_WORKING_SIDE,
     Estimate,
     EstimateSettings,
+    _at_scale,
     centre,
     estimate_kernel,
     kernel_step,
@@ -129,6 +130,17 @@ def test_centring_with_a_trim_ignores_a_faint_spur_that_moves_the_bounding_box()
     line = lambda centred: np.nonzero(centred[10] > 0.05)[0]  # noqa: E731
     assert list(line(centre(kernel, 0.01))) == list(range(6, 15))  # left where it was
     assert list(line(centre(kernel))) == list(range(8, 17))  # the box, spur and all, was centred
+
+
+@pytest.mark.parametrize("factor", [1.0, 2.0])
+def test_the_final_kernel_sums_to_one_where_centring_carries_a_tail_past_its_edge(factor):
+    kernel = np.zeros((21, 21), np.float32)
+    kernel[10, 2:13] = 1.0  # a line whose middle is (10, 7)
+    kernel[10, 13:21] = 0.01  # a faint tail to the edge, 0.7% of the mass: trimmed, so the line is moved 3 px right
+    kernel /= kernel.sum()
+    final = _at_scale(kernel, factor)
+    assert final.sum() == pytest.approx(1.0, abs=1e-5)  # had been 0.997: the deconvolution refused it
+    deconvolve(np.full((40, 40, 3), 0.5, np.float32), final)  # photos of 64 to 256 px by the default had failed
 
 
 def test_deconvolution_with_the_true_kernel_restores_the_photo():

@@ -426,13 +426,17 @@ def _pieces(mask: np.ndarray) -> tuple[np.ndarray, int]:
 
 
 def _at_scale(kernel: np.ndarray, factor: float) -> np.ndarray:
-    """The final kernel: `factor` times the size, centred by its trimmed box (`CENTRE_TRIM`). A resized kernel is
-    centred by its whole box first, as the trim was measured (the two whole-pixel shifts round differently)."""
+    """The final kernel: `factor` times the size, centred by its trimmed box (`CENTRE_TRIM`), summing to 1. A resized
+    kernel is centred by its whole box first, as the trim was measured (the two whole-pixel shifts round
+    differently)."""
     if factor != 1:
         size = _odd(round(kernel.shape[0] * factor))
         larger = np.maximum(resize(kernel, (size, size)), 0)
         kernel = centre(larger / larger.sum())
-    return centre(kernel, CENTRE_TRIM).astype(np.float32)
+    centred = centre(kernel, CENTRE_TRIM)
+    # The trimmed box's shift can carry a faint tail past the edge: the kernel then summed to as little as 0.99, which
+    # the deconvolution refuses (a photo of 64 to 256 px by the default had failed on it, naming "the kernel")
+    return (centred / centred.sum()).astype(np.float32)
 
 
 def _pyramid(support: int) -> list[int]:
