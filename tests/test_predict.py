@@ -309,6 +309,19 @@ def test_transparency_flattened_by_the_format_is_said(tmp_path):
     assert "1 photo(s) had transparency, which jpg cannot hold: flattened onto white" in result.output
 
 
+def test_a_photo_too_small_for_the_network_to_measure_is_said(tmp_path):
+    model = save_model(tmp_path / "identity")
+    for name, size in (("crop.png", (96, 128)), ("photo.png", (300, 400))):
+        Image.fromarray(noise((*size, 3))).save(tmp_path / name)
+    args = ["predict", str(tmp_path / "crop.png"), str(tmp_path / "photo.png"), "--model", str(model)]
+    result = runner.invoke(app, [*args, "--out", str(tmp_path / "out")])
+    assert result.exit_code == 0, result.output
+    assert "1 photo(s) under 384 px a side (crop.png): the network measures the whole photo" in result.output
+    assert "if you have the photo it was cut from, deblur that and crop after" in result.output
+    result = runner.invoke(app, [*args, "--out", str(tmp_path / "kernel"), "--method", "kernel"])
+    assert result.exit_code == 0 and "under 384 px" not in result.output, result.output  # no network ran
+
+
 def test_sixteen_bits_written_as_eight_by_the_format_is_said(tmp_path):
     import tifffile
 

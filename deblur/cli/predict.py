@@ -209,6 +209,10 @@ def print_report(report, write: WriteSettings, log) -> bool:
     for path in report.written:
         typer.echo(f"wrote {path}")
     say_lost(report.lost, write.fmt, log)
+    if report.small:
+        from deblur.predict import small_photos_hint  # loaded: the report is its
+
+        log(small_photos_hint(report.small))
     for clip in report.clips:
         resumed = f" ({clip.resumed_frames} done before)" if clip.resumed_frames else ""
         speed = f", {clip.frames_per_second:.2f} frames/s" if clip.frames > clip.resumed_frames else ""
