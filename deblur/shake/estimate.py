@@ -435,7 +435,8 @@ def _at_scale(kernel: np.ndarray, factor: float) -> np.ndarray:
         kernel = centre(larger / larger.sum())
     centred = centre(kernel, CENTRE_TRIM)
     # The trimmed box's shift can carry a faint tail past the edge: the kernel then summed to as little as 0.99, which
-    # the deconvolution refuses (a photo of 64 to 256 px by the default had failed on it, naming "the kernel")
+    # the deconvolution refuses (one of Lai's 100 real shaken photos and about one crop in ten of 64 to 256 px had
+    # failed on it by the default, naming "the kernel")
     return (centred / centred.sum()).astype(np.float32)
 
 
