@@ -45,8 +45,9 @@ ESTIMATING = "estimating the camera shake"  # what a photo's progress shows befo
 # px: a photo whose longer side is under this is deblurred worse alone than as part of the photo it was cut from.
 # The network's normalization measures the photo it is given, and a small crop's measure (a wall, some sky) misleads
 # it. Measured with the shipped models on 44 square crops of the 11 real GOPRO dev frames at each size (2-core Zen
-# 5), the default's mean gain deblurred alone against the same crops of the frame deblurred whole: 64 px -3.86 dB
-# against +0.32, 128 px -1.62 against +0.57, 256 px -0.86 against +0.60, 384 px +0.61 against +0.61.
+# 5), the default's mean gain deblurred alone against the same crops of the frame deblurred whole: 64 px -2.96 dB
+# against +0.32 (mirrored out to 128 px; -3.86 to 64), 128 px -1.62 against +0.57, 256 px -0.86 against +0.60, 384 px
+# +0.61 against +0.61.
 SMALL_PHOTO = 384
 
 
