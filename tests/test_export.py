@@ -38,7 +38,7 @@ def model(tmp_path_factory):
 def photo(tmp_path_factory):
     """A real photo at an odd size, off the model's 4-pixel grid."""
     path = tmp_path_factory.mktemp("photos") / "astronaut.png"
-    Image.fromarray(skimage_data.astronaut()[100:181, 150:247]).save(path)
+    Image.fromarray(skimage_data.astronaut()[100:233, 150:289]).save(path)  # over SMALL_SIDE: not mirrored out
     return path
 
 
