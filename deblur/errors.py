@@ -9,6 +9,7 @@ Each subclass also derives from the built-in error it used to be, so `except Val
 from __future__ import annotations
 
 import errno
+import numbers
 import os
 
 
@@ -24,6 +25,12 @@ class DeblurError(Exception):
 
 class SettingError(DeblurError, ValueError):
     """A setting's value is not allowed."""
+
+
+def is_whole_number(value: object) -> bool:
+    """Whether a setting's value is a whole number (Python's int or NumPy's), bool not among them: a string had
+    failed in the comparison after it, as a TypeError, and True passed as 1."""
+    return isinstance(value, numbers.Integral) and not isinstance(value, bool)
 
 
 class Interrupted(DeblurError):

@@ -4,7 +4,6 @@ float32 in [0, 1], as everywhere in deblur."""
 
 from __future__ import annotations
 
-import numbers
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, replace
 from functools import partial
@@ -17,7 +16,7 @@ import numpy as np
 from deblur import hardware
 from deblur.config import InferencePrecision
 from deblur.console import Hint
-from deblur.errors import DeblurError, SettingError
+from deblur.errors import DeblurError, SettingError, is_whole_number
 from deblur.files import as_path, refuse_over_input
 from deblur.image_array import ImageArrayError, as_image  # noqa: F401  the error is named deblur.inference's too
 from deblur.imageio import read_photo, write_photo
@@ -260,7 +259,7 @@ def load_deblurrer(
     way_of(method)
     if runtime not in ("tensorflow", "openvino", "jax"):
         raise SettingError(f"runtime must be tensorflow, openvino or jax here; got {runtime!r}", settings=("runtime",))
-    if threads is not None and (isinstance(threads, bool) or not isinstance(threads, numbers.Integral) or threads < 1):
+    if threads is not None and (not is_whole_number(threads) or threads < 1):
         raise SettingError(f"threads must be None (all) or a whole number of at least 1; got {threads!r}")
     if precision not in get_args(InferencePrecision):
         choices = ", ".join(get_args(InferencePrecision))

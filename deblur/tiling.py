@@ -4,13 +4,12 @@ Images are HWC RGB float32 in [0, 1], as everywhere in deblur."""
 
 from __future__ import annotations
 
-import numbers
 from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 
-from deblur.errors import SettingError
+from deblur.errors import SettingError, is_whole_number
 
 DEFAULT_TILE = 1024  # the largest tile side
 DEFAULT_OVERLAP = 64  # wide enough that tiles agree where they are blended (see tests/test_inference.py)
@@ -120,8 +119,7 @@ class Tiling:
 
     def __post_init__(self) -> None:
         for name in ("tile", "overlap"):  # "512" had been a TypeError in the comparison, 512.0 taken
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+            if not is_whole_number(value := getattr(self, name)):
                 raise SettingError(f"{name} must be a whole number of pixels: {value!r}", settings=(name,))
         if self.tile < 8 * GRID or self.tile % GRID:
             raise SettingError(

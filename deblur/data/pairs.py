@@ -10,7 +10,6 @@ deconvolution of its blurry photo, the kernel-aware network's second input.
 
 from __future__ import annotations
 
-import numbers
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -19,7 +18,7 @@ from PIL import Image, UnidentifiedImageError
 
 from deblur.config import MIN_PATCH_SIZE, MIN_VAL_CROP
 from deblur.console import progress_bar
-from deblur.errors import DeblurError, SettingError
+from deblur.errors import DeblurError, SettingError, is_whole_number
 from deblur.files import as_path
 from deblur.imageio import JPEG_SUFFIXES, READ_SUFFIXES, find_images, walk
 
@@ -330,7 +329,7 @@ def _short(value: object) -> str:
 
 
 def _check_whole(name: str, value: object, low: int, where: str) -> None:
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < low:
+    if not is_whole_number(value) or value < low:
         raise SettingError(
             f"{where}'s {name} must be a whole number of at least {low}; got {value!r}", settings=(name,)
         )

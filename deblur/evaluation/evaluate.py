@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import numbers
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -21,7 +20,7 @@ from deblur.console import progress_bar
 from deblur.data.pairs import DatasetError, Pair, Splits, check_pairs, discover, problem_listing
 from deblur.data.sequence import load_rgb
 from deblur.data.writer import kernel_file
-from deblur.errors import Interrupted, OutputExistsError, SettingError
+from deblur.errors import Interrupted, OutputExistsError, SettingError, is_whole_number
 from deblur.evaluation.align import aligned_scores, smallest_side
 from deblur.evaluation.baselines import WITH_KERNEL, WITHOUT_KERNEL
 from deblur.evaluation.report import EvaluationReport, ImageResult
@@ -47,8 +46,7 @@ def evaluation_pairs(
     not the data's."""
     if split not in SPLITS:
         raise SettingError(f"split must be one of {', '.join(SPLITS)}; got {split!r}", settings=("split",))
-    whole = isinstance(limit, numbers.Integral) and not isinstance(limit, bool)  # "3" had been a TypeError
-    if limit is not None and (not whole or limit < 1):  # 0 had scored every pair, and -1 all but the last
+    if limit is not None and (not is_whole_number(limit) or limit < 1):  # 0 had scored every pair, -1 all but one
         raise SettingError(
             f"limit must be a whole number of at least 1 (or None, for every pair): {limit!r}", settings=("limit",)
         )
