@@ -155,8 +155,8 @@ def claim_run_folder(run: RunFolder, config: Config, held: contextlib.ExitStack)
     before writing anything else (its set-up failed or was stopped: a busy data.cache, a model that would not
     build) leaves the folder as it found it: its config alone had been left, and a run of another model in the
     same --out was then refused."""
-    made = not run.root.exists()
-    held.callback(_unmake, run.root, made)  # after the lock's own file is gone
+    if not run.root.exists():
+        held.callback(_remove_if_empty, run.root)  # after the lock's own file is gone
     held.enter_context(one_training_at_a_time(run))
     if not run.config.is_file():
         held.callback(_forget_config, run)
@@ -169,10 +169,9 @@ def _forget_config(run: RunFolder) -> None:
             run.config.unlink()
 
 
-def _unmake(root: Path, made: bool) -> None:
-    if made:
-        with contextlib.suppress(OSError):  # not empty: the run wrote into it
-            root.rmdir()
+def _remove_if_empty(root: Path) -> None:
+    with contextlib.suppress(OSError):  # not empty: the run wrote into it
+        root.rmdir()
 
 
 def record_config(run: RunFolder, config: Config) -> None:
