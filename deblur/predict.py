@@ -379,7 +379,7 @@ def predict_one(
         write_photo(target, restored, photo, write.photo)
     for loss in lost_in(write.fmt, photo) if on_lost else ():
         on_lost(loss, item.source)
-    if on_small and max(height, width) < SMALL_PHOTO and deblurrer.way().model_channels:
+    if on_small and is_small(height, width, deblurrer):
         on_small(item.source)
     if pair_target in missing:
         side_by_side = np.concatenate([photo.rgb, restored], axis=1)
@@ -387,9 +387,16 @@ def predict_one(
     return missing[0]
 
 
-def small_photos_hint(photos: Sequence[Path]) -> Hint:
-    """What is said of photos under SMALL_PHOTO that the network deblurred: worse alone than within a larger photo."""
-    names = ", ".join(path.name for path in photos[:3]) + (f" and {len(photos) - 3} more" if len(photos) > 3 else "")
+def is_small(height: int, width: int, deblurrer: Deblurrer) -> bool:
+    """Whether a photo of this size is one `small_photos_hint` speaks of: under SMALL_PHOTO, through a network."""
+    return max(height, width) < SMALL_PHOTO and bool(deblurrer.way().model_channels)
+
+
+def small_photos_hint(photos: Sequence[Path | str]) -> Hint:
+    """What is said of photos under SMALL_PHOTO that the network deblurred: worse alone than within a larger photo.
+    A photo is a path, or a location on an engine (a URL too: named by its last part)."""
+    names = ", ".join(str(path).rsplit("/", 1)[-1] if isinstance(path, str) else path.name for path in photos[:3])
+    names += f" and {len(photos) - 3} more" if len(photos) > 3 else ""
     return Hint(
         f"{len(photos)} photo(s) under {SMALL_PHOTO} px a side ({names}): the network measures the whole photo it is "
         "given, and a small one cut from a larger photo misleads it (on 256 px crops of real video frames the default "

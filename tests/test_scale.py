@@ -533,7 +533,7 @@ def test_a_codec_asked_of_photos_alone_is_said_to_go_unused_on_the_engine_as_by_
         assert result.stderr.count("the codec and crf are for clips, and the inputs hold none: they go unused") == 1
 
 
-def test_what_the_format_cannot_hold_of_photos_is_said_and_made_on_the_engine_as_by_plain_predict(
+def test_what_the_format_cannot_hold_and_small_photos_are_said_and_made_on_the_engine_as_by_plain_predict(
     model, tmp_path, monkeypatch
 ):
     """The workers' rows, from a worker in this process (a Ray run each is tests/test_scale_storage.py's)."""
@@ -559,6 +559,7 @@ def test_what_the_format_cannot_hold_of_photos_is_said_and_made_on_the_engine_as
         result = CliRunner().invoke(app, [*args, "--runtime", "tensorflow", "--method", "network"])
         assert result.exit_code == 0, result.output
         assert "1 photo(s) had transparency, which jpg cannot hold: flattened onto white" in result.output
+        assert "2 photo(s) under 384 px a side (" in result.output  # deblurred by the network, alone
         names = ["logo.jpg", "logo_side_by_side.jpg", "photo0.jpg", "photo0_side_by_side.jpg"]
         assert sorted(path.name for path in out.iterdir()) == names  # a side-by-side of a photo with alpha too
         assert Image.open(out / "logo_side_by_side.jpg").size == (2 * 56, 40)

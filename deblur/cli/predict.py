@@ -209,10 +209,7 @@ def print_report(report, write: WriteSettings, log) -> bool:
     for path in report.written:
         typer.echo(f"wrote {path}")
     say_lost(report.lost, write.fmt, log)
-    if report.small:
-        from deblur.predict import small_photos_hint  # loaded: the report is its
-
-        log(small_photos_hint(report.small))
+    say_small(report.small, log)
     for clip in report.clips:
         resumed = f" ({clip.resumed_frames} done before)" if clip.resumed_frames else ""
         speed = f", {clip.frames_per_second:.2f} frames/s" if clip.frames > clip.resumed_frames else ""
@@ -244,6 +241,7 @@ def print_scaled(scaled, write: WriteSettings, log) -> bool:
     for location in scaled.written:
         typer.echo(f"wrote {location}")
     say_lost(scaled.lost, write.fmt, log)
+    say_small(scaled.small, log)
     for _, reason in scaled.failed:
         typer.secho(f"failed: {reason}", fg=typer.colors.RED, err=True)
     if scaled.raw:
@@ -262,6 +260,14 @@ def say_lost(lost: dict[str, list], fmt: str, log) -> None:
     """What the output format could not hold of the photos, said once for each thing lost, on either engine."""
     for loss, photos in lost.items():
         log(f"{len(photos)} photo(s) " + LOST[loss].format(fmt=fmt))
+
+
+def say_small(photos: list, log) -> None:
+    """The photos under deblur.predict.SMALL_PHOTO a network deblurred, where there are any, on either engine."""
+    if photos:
+        from deblur.predict import small_photos_hint  # loaded: both reports are its
+
+        log(small_photos_hint(photos))
 
 
 def skipped_line(count: int) -> str:

@@ -46,6 +46,7 @@ class ScaleReport:
     left: int = 0  # inputs a stopped job did not get to
     raw: list[str] = field(default_factory=list)  # cameras' RAW files in the folders given, left out
     lost: dict[str, list[str]] = field(default_factory=dict)  # what the format could not hold of photos (lost_in)
+    small: list[str] = field(default_factory=list)  # photos a network deblurred under SMALL_PHOTO (is_small)
 
     @property
     def summary(self) -> str:
@@ -118,6 +119,8 @@ def predict_at_scale(
                         report.written.append(row["target"])
                         for loss in filter(None, row["lost"].split(",")):
                             report.lost.setdefault(loss, []).append(row["source"])
+                        if row["small"]:
+                            report.small.append(row["source"])
                     elif row["status"] == SKIPPED:
                         report.skipped.append(row["target"])
                     else:

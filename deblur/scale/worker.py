@@ -19,6 +19,7 @@ from deblur.errors import DeblurError, full_disk_message
 from deblur.files import full_disk_named
 from deblur.imageio import decode_photo, encode_photo, lost_in
 from deblur.min_side import check_min_side
+from deblur.predict import is_small
 from deblur.scale import storage
 from deblur.scale.plan import PHOTO, Task, finished
 from deblur.settings import DeblurSettings, WriteSettings
@@ -51,8 +52,9 @@ class WorkerSettings:
 
 class DeblurWorker:
     """Called by the engine with one task as a row (a dict); returns the row with `status`, `reason`, `frames`
-    (a segment's), `seconds`, `settings` (those a `NOT_STARTED` reason concerns, joined by ",") and `lost` (what
-    the format could not hold of a photo, `deblur.imageio.lost_in`, joined by ",")."""
+    (a segment's), `seconds`, `settings` (those a `NOT_STARTED` reason concerns, joined by ","), `lost` (what
+    the format could not hold of a photo, `deblur.imageio.lost_in`, joined by ",") and `small` (whether a photo is
+    one `deblur.predict.small_photos_hint` speaks of)."""
 
     def __init__(self, settings: WorkerSettings) -> None:
         # TensorFlow's start-up lines, filtered out as the CLI does in its own process. Here, not as Ray's process
@@ -78,7 +80,7 @@ class DeblurWorker:
     def __call__(self, row: dict) -> dict:
         task = Task(**{name: row[name] for name in Task.__dataclass_fields__})
         started = time.perf_counter()
-        done = {"status": OK, "reason": "", "frames": 0, "seconds": 0.0, "settings": "", "lost": ""}
+        done = {"status": OK, "reason": "", "frames": 0, "seconds": 0.0, "settings": "", "lost": "", "small": False}
         write = self.settings.write
         done_before = finished(task.target, write) if task.kind == PHOTO else self.segment_finished(task)
         if not write.overwrite and done_before:
@@ -91,7 +93,8 @@ class DeblurWorker:
             return {**row, **done, "status": NO_ROOM, "reason": self.no_room}
         try:
             if task.kind == PHOTO:
-                done["lost"] = ",".join(self.photo(task))
+                lost, done["small"] = self.photo(task)
+                done["lost"] = ",".join(lost)
             else:
                 done["frames"] = self.segment(task)
         except VideoReadError as err:
@@ -106,8 +109,8 @@ class DeblurWorker:
             return {**row, **done, "status": FAILED, "reason": reason}
         return {**row, **done, "seconds": time.perf_counter() - started}
 
-    def photo(self, task: Task) -> list[str]:
-        """Deblur one photo into its output; what its format could not hold of it."""
+    def photo(self, task: Task) -> tuple[list[str], bool]:
+        """Deblur one photo into its output; what its format could not hold of it, and whether `is_small`."""
         write = self.settings.write
         with clips_named_as_photos(None if storage.is_url(task.source) else Path(task.source)):
             photo = decode_photo(
@@ -125,7 +128,7 @@ class DeblurWorker:
         # The output there without its side-by-side (`deblur.scale.plan.finished`) is kept, as plain predict keeps it.
         if write.overwrite or not (write.side_by_side and storage.is_file(task.target)):
             storage.write_bytes(task.target, encode_photo(restored, photo, write.photo))
-        return lost_in(write.fmt, photo)
+        return lost_in(write.fmt, photo), is_small(height, width, self.deblurrer)
 
     def segment_finished(self, task: Task) -> bool:
         """Whether a segment is there, with its side-by-side's where one is asked for."""
