@@ -39,6 +39,7 @@ from deblur.video.predict import ClipReport, VideoOptions, deblur_clip, finished
 
 if TYPE_CHECKING:
     from deblur.inference import Deblurrer
+    from deblur.ways import Way
 
 MEDIA_SUFFIXES = READ_SUFFIXES | VIDEO_SUFFIXES  # what a folder is searched for
 ESTIMATING = "estimating the camera shake"  # what a photo's progress shows before its first model call, by default
@@ -379,7 +380,7 @@ def predict_one(
         write_photo(target, restored, photo, write.photo)
     for loss in lost_in(write.fmt, photo) if on_lost else ():
         on_lost(loss, item.source)
-    if on_small and is_small(height, width, deblurrer):
+    if on_small and is_small(height, width, deblurrer.way()):
         on_small(item.source)
     if pair_target in missing:
         side_by_side = np.concatenate([photo.rgb, restored], axis=1)
@@ -387,9 +388,10 @@ def predict_one(
     return missing[0]
 
 
-def is_small(height: int, width: int, deblurrer: Deblurrer) -> bool:
-    """Whether a photo of this size is one `small_photos_hint` speaks of: under SMALL_PHOTO, through a network."""
-    return max(height, width) < SMALL_PHOTO and bool(deblurrer.way().model_channels)
+def is_small(height: int, width: int, way: Way) -> bool:
+    """Whether a photo of this size, deblurred `way`, is one `small_photos_hint` speaks of: under SMALL_PHOTO, through
+    a network."""
+    return max(height, width) < SMALL_PHOTO and bool(way.model_channels)
 
 
 def small_photos_hint(photos: Sequence[Path | str]) -> Hint:

@@ -211,6 +211,14 @@ def test_what_the_format_cannot_hold_is_said_in_a_header(client):
     assert "x-deblur-lost" not in post(client, data, format="webp").headers  # webp keeps it
 
 
+def test_a_small_photo_a_network_deblurred_is_said_in_a_header(client):
+    data = png_bytes(photo())  # 130x90: a crop, deblurred alone
+    assert post(client, data).headers["x-deblur-small"] == "384"
+    assert "x-deblur-small" not in post(client, data, method="kernel").headers  # no network ran
+    large = png_bytes(Image.fromarray(skimage_data.astronaut()[:400, :384]))
+    assert "x-deblur-small" not in post(client, large).headers
+
+
 def test_strength_blends_the_photo_and_predicts_output(client, model, tmp_path):
     data = png_bytes(photo())
     source = tmp_path / "photo.png"
@@ -372,7 +380,7 @@ def test_cross_origin_requests_are_refused_unless_allowed(client, model):
         assert response.status_code == 200
         assert response.headers["access-control-allow-origin"] == "http://elsewhere.example"
         exposed = response.headers["access-control-expose-headers"].lower()
-        read = ("X-Deblur-Way", "X-Deblur-Seconds", "X-Deblur-Lost")
+        read = ("X-Deblur-Way", "X-Deblur-Seconds", "X-Deblur-Lost", "X-Deblur-Small")
         assert all(name.lower() in exposed for name in read)  # a script reads them
         preflight = allowed.options(
             "/v1/jobs/any",

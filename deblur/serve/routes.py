@@ -17,6 +17,7 @@ from starlette.requests import ClientDisconnect
 from deblur.errors import FULL_DISK, SettingError
 from deblur.files import safe_file_name
 from deblur.imageio import ImageReadError, NotAnImageError
+from deblur.predict import SMALL_PHOTO
 from deblur.serve.service import DeblurService
 from deblur.serve.work import NO_ROOM, Busy, ClientGone
 from deblur.strength import DEFAULT_STRENGTH, MAX_STRENGTH
@@ -54,7 +55,7 @@ ERRORS = {
 Ensemble = Literal["1", "2", "4", "8"]
 Format = Literal["png", "jpg", "webp"]
 # What the answer to /v1/deblur says beside the image (`deblur.serve.app` lets allowed origins read them).
-ANSWER_HEADERS = ("X-Deblur-Seconds", "X-Deblur-Way", "X-Deblur-Lost")
+ANSWER_HEADERS = ("X-Deblur-Seconds", "X-Deblur-Way", "X-Deblur-Lost", "X-Deblur-Small")
 OPTIONS = ("ensemble", "format", "strength", "method")  # as query parameters or as multipart fields beside the photo
 
 
@@ -225,6 +226,8 @@ async def deblur(
     }
     if result.lost:  # what the chosen format could not hold: "transparency" (flattened onto white), "depth"
         headers["X-Deblur-Lost"] = ",".join(result.lost)
+    if result.small:  # the side under which a crop deblurs worse alone than within its photo (predict's hint)
+        headers["X-Deblur-Small"] = str(SMALL_PHOTO)
     return Response(result.body, media_type=result.media_type, headers=headers)
 
 

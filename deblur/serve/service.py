@@ -16,6 +16,7 @@ import numpy as np
 from deblur.imageio import NotAnImageError, check_format_holds, decode_photo, encode_photo, lost_in, peek_photo
 from deblur.inference import Deblurrer
 from deblur.min_side import check_min_side
+from deblur.predict import is_small
 from deblur.serve.limits import Limits
 from deblur.serve.work import WorkQueue
 from deblur.strength import DEFAULT_STRENGTH
@@ -37,6 +38,7 @@ class Deblurred:
     height: int
     way: str  # which way the photo went (`deblur.ways`)
     lost: tuple[str, ...] = ()  # what the format could not hold of the photo (`deblur.imageio.lost_in`)
+    small: bool = False  # under SMALL_PHOTO, through a network: better deblurred within the photo it was cut from
 
 
 class DeblurService:
@@ -84,8 +86,9 @@ class DeblurService:
         seconds = time.perf_counter() - started
         if width * height >= RATE_SHAPE[0] * RATE_SHAPE[1]:
             self.seconds_per_megapixel = seconds / (width * height / 1e6) / ensemble
-        way = self.deblurrer.way(method).name
-        return Deblurred(body, MEDIA_TYPES[fmt], seconds, width, height, way, tuple(lost_in(fmt, photo)))
+        way = self.deblurrer.way(method)
+        lost = tuple(lost_in(fmt, photo))
+        return Deblurred(body, MEDIA_TYPES[fmt], seconds, width, height, way.name, lost, is_small(height, width, way))
 
     def expected_seconds(self, width: int, height: int, ensemble: int = 1) -> float | None:
         """How long a photo of this size is expected to take, from the measured speed (None before any)."""

@@ -119,7 +119,7 @@ async function deblur(item) {
     response.getResponseHeader("X-Deblur-Seconds"),
     response.getResponseHeader("X-Deblur-Way"),
     file,
-    lostIn(response.getResponseHeader("X-Deblur-Lost"), format),
+    lostIn(response.getResponseHeader("X-Deblur-Lost"), format) + smallIn(response.getResponseHeader("X-Deblur-Small")),
   );
 }
 
@@ -306,7 +306,13 @@ function lostIn(header, format) {
   return `; ${lost.join(" and ")} in ${named} (PNG keeps ${lost.length > 1 ? "them" : "it"})`;
 }
 
-function showResult(card, beforeUrl, afterUrl, name, seconds, way, file = null, lost = "") {
+// A photo under `X-Deblur-Small` px a side that a network deblurred: a crop comes out worse alone (predict's hint).
+function smallIn(header) {
+  if (!header) return "";
+  return `; under ${header} px a side, a crop comes out better deblurred within its photo, cropped after`;
+}
+
+function showResult(card, beforeUrl, afterUrl, name, seconds, way, file = null, notes = "") {
   const before = $(".before", card);
   const after = $(".after", card);
   before.onerror = async () => {
@@ -321,7 +327,7 @@ function showResult(card, beforeUrl, afterUrl, name, seconds, way, file = null, 
   link.download = name;
   const how = WAYS[way] ? ` ${WAYS[way]}` : "";
   const timing = seconds ? `deblurred${how} in ${Number(seconds).toFixed(1)} s on the server` : "";
-  $(".timing", card).textContent = timing + lost;
+  $(".timing", card).textContent = timing + notes;  // what the format lost, and a small photo's hint
   $(".result", card).hidden = false;
   setState(card, "done", "done", 100);
   wireSlider(card);
