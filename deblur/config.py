@@ -417,7 +417,9 @@ def load_config(path: str | Path | None = None, overrides: list[str] | str | Non
         # not UTF-8, where decoding it here had ended on UnicodeDecodeError's traceback.
         raw = yaml.load(path.read_bytes(), Loader=_UniqueKeysLoader)  # a safe loader
     except OSError as err:
-        raise ConfigError(f"cannot read config file {path}: {err.strerror}") from None
+        # `--config pretrianed`: a shipped name mistyped, or one the user did not know to be a name, not a file
+        named = f"; nor is it a shipped config ({', '.join(SHIPPED)})" if isinstance(err, FileNotFoundError) else ""
+        raise ConfigError(f"cannot read config file {path}: {err.strerror}{named}", settings=("config",)) from None
     except yaml.YAMLError as err:
         raise ConfigError(f"{path} is not valid YAML: {yaml_reason(err)}") from None
     if raw is None:  # an empty file had trained, for an hour, on defaults that are no shipped config's

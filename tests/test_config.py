@@ -97,8 +97,11 @@ def test_round_trip():
 
 
 def test_missing_file_is_a_config_error(tmp_path):
-    with pytest.raises(ConfigError, match="cannot read config file"):
+    with pytest.raises(ConfigError, match="cannot read config file") as raised:
         load_config(tmp_path / "missing.yaml")
+    assert raised.value.settings == ("config",)
+    with pytest.raises(ConfigError, match=r"pretrianed: No such file or directory; nor is it a shipped config \(demo"):
+        load_config("pretrianed")  # a shipped name, mistyped
     # `--config $CONFIG` with CONFIG unset: "." (a folder), or in deblur timings the default config without a word
     with pytest.raises(ConfigError, match=r"the config is an empty path: name a file or a shipped config \(demo,"):
         load_config("")
