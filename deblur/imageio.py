@@ -55,6 +55,9 @@ JPEG_SUFFIXES = {".jpg", ".jpeg", ".jfif", ".jpe"}
 READ_SUFFIXES = {".png", *JPEG_SUFFIXES, ".bmp", ".webp", ".tif", ".tiff", ".gif", *HEIF_SUFFIXES, ".avif"}
 WriteFormat = Literal["png", "jpg", "webp", "bmp", "tiff"]
 WRITE_FORMATS = dict(zip(get_args(WriteFormat), ("PNG", "JPEG", "WEBP", "BMP", "TIFF"), strict=True))  # Pillow's names
+# The format a file's suffix names, of those written
+SUFFIX_FORMATS = {".png": "png", **dict.fromkeys(JPEG_SUFFIXES, "jpg"), ".webp": "webp", ".bmp": "bmp"}
+SUFFIX_FORMATS |= {".tif": "tiff", ".tiff": "tiff"}
 DEFAULT_QUALITY = 95  # JPEG and WebP: visually lossless for a photo, a third of the size of 100
 LOSSY_FORMATS = ("jpg", "webp")  # the formats written with a quality
 ALPHA_FORMATS = ("png", "webp", "tiff")
@@ -124,6 +127,29 @@ class WriteOptions:
                 "format too",
                 settings=("quality", "format"),
             )
+
+
+def format_for(path: str | Path, fmt: str | None = None) -> str:
+    """The format a photo is written to `path` in: `fmt` where given, else the one the path's suffix names (a
+    `.jpg`: jpg), else png. A suffix naming another format than `fmt`, or one deblur reads and does not write
+    (`.heic`), is refused: a file whose name says another format than it holds fails in programs that trust it."""
+    if fmt is not None:
+        WriteOptions(fmt)  # one deblur writes, or the error naming them
+    suffix = Path(path).suffix.lower()
+    named = SUFFIX_FORMATS.get(suffix)
+    if fmt is None and named is None and suffix in READ_SUFFIXES:
+        raise SettingError(
+            f"{path}: deblur reads {suffix} photos and writes {', '.join(WRITE_FORMATS)}: give the file one of "
+            "those suffixes",
+            settings=("format",),
+        )
+    if fmt is not None and named not in (None, fmt):
+        raise SettingError(
+            f"{path}: its name says {named}, and the format asked for is {fmt}: give the file a .{fmt} suffix, or "
+            f"leave the format out to write {named}",
+            settings=("format",),
+        )
+    return fmt or named or "png"
 
 
 def read_photo(path: str | Path, *, max_pixels: int = DEFAULT_MAX_PIXELS) -> Photo:

@@ -267,6 +267,25 @@ def test_a_photo_is_never_deblurred_over_itself(identity_model, tmp_path):
         deblur_file(tmp_path / "a.png", None, identity_model)  # had been Path's TypeError
 
 
+def test_a_file_is_written_in_the_format_its_name_says_or_the_one_asked_for(identity_model, tmp_path):
+    Image.fromarray(noise((30, 40, 3))).save(tmp_path / "a.png")
+    written = {"out.jpg": "JPEG", "out.JPEG": "JPEG", "out.webp": "WEBP", "out.tif": "TIFF", "out": "PNG"}
+    for name, kind in written.items():
+        deblur_file(tmp_path / "a.png", tmp_path / name, identity_model)  # "out.jpg" had held a PNG
+        assert Image.open(tmp_path / name).format == kind, name
+    deblur_file(tmp_path / "a.png", tmp_path / "photo.out", identity_model, fmt="bmp")
+    assert Image.open(tmp_path / "photo.out").format == "BMP"
+    refused = {
+        ("x.png", "jpg"): r"x.png: its name says png, and the format asked for is jpg: give the file a .jpg suffix",
+        ("x.heic", None): r"x.heic: deblur reads .heic photos and writes png, jpg, webp, bmp, tiff",
+        ("x.png", "gif"): r"format must be one of png, jpg, webp, bmp, tiff; got 'gif'",
+    }
+    for (name, fmt), message in refused.items():
+        with pytest.raises(SettingError, match=message):
+            deblur_file(tmp_path / "a.png", tmp_path / name, identity_model, fmt=fmt)
+        assert not (tmp_path / name).exists()
+
+
 def test_exif_orientation_is_applied(identity_model, tmp_path):
     array = noise((30, 40, 3))
     exif = Image.Exif()
