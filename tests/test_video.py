@@ -215,6 +215,29 @@ def test_the_library_takes_a_clip_and_its_output_as_strings(model, tmp_path):
     assert report.frames == 2 and facts(target)["size"] == (24, 16)
 
 
+def test_a_target_whose_container_cannot_hold_the_codec_is_refused_before_any_work(model, tmp_path):
+    from deblur.errors import SettingError
+    from deblur.video.encode import Encoding
+
+    source = make_clip(tmp_path / "clip.mp4", frames=2, size=(16, 24), audio=False)
+    deblurrer = Interrupting(load_deblurrer(model), calls=0)  # a frame deblurred would raise KeyboardInterrupt
+    refused = {  # each had been deblurred whole, then failed to join on FFmpeg's ValueError, its parts left
+        ("clip.webm", "h264"): r"clip.webm: a .webm file \(webm to FFmpeg\) cannot hold h264 video: name it .mp4",
+        ("clip.mov", "av1"): r"a .mov file \(mov to FFmpeg\) cannot hold av1 video",
+        ("clip", "h264"): "FFmpeg writes no video to a file named without a suffix: name it .mp4",
+        ("clip.xyz", "h264"): r"FFmpeg writes no video to a file named \*.xyz",
+        ("clip.png", "vp9"): r"a .png file \(image2 to FFmpeg\) cannot hold vp9 video",
+    }
+    for (name, codec), message in refused.items():
+        options = VideoOptions(Encoding(codec))
+        with pytest.raises(SettingError, match=message):
+            deblur_clip(source, tmp_path / "out" / name, deblurrer, options, log=lambda _: None)
+    assert not (tmp_path / "out").exists() or list((tmp_path / "out").iterdir()) == []
+    options = VideoOptions(Encoding("vp9"))
+    deblur_clip(source, tmp_path / "out" / "clip.webm", load_deblurrer(model), options, log=lambda _: None)
+    assert facts(tmp_path / "out" / "clip.webm")["size"] == (24, 16)
+
+
 def test_no_clip_or_a_model_path_for_the_deblurrer_is_named(model, tmp_path):
     from deblur.errors import SettingError
 

@@ -44,6 +44,34 @@ NO_B_FRAMES = {
 KEPT_SUFFIXES: dict[str, set[str]] = {".mkv": set(ENCODERS), ".mov": {"h264", "h265"}}
 
 
+def check_container(target: Path, codec: Codec) -> None:
+    """Refuse, before any frame is deblurred, a `target` whose suffix names no container FFmpeg writes, or one that
+    cannot hold `codec` (the Python API takes any target; predict names its own by `video_suffix`). Such a clip had
+    been deblurred whole and then failed to join, on FFmpeg's ValueError."""
+    import tempfile
+
+    import av
+
+    written = {"h264": "h264", "h265": "hevc", "vp9": "vp9", "av1": "av1"}[codec]  # FFmpeg's names
+    suffix = target.suffix.lower()
+    with tempfile.TemporaryDirectory() as folder:  # opened to write, nothing is written: the muxer is only asked
+        try:
+            with av.open(str(Path(folder) / f"clip{suffix}"), "w") as probe:
+                kind, holds = probe.format.name, written in probe.supported_codecs
+        except ValueError:
+            kind, holds = None, False
+    if suffix in KEPT_SUFFIXES and codec not in KEPT_SUFFIXES[suffix]:
+        holds = False  # FFmpeg's MOV muxer lists VP9 and AV1, then refuses their packets
+    if not holds:
+        said = f"a {suffix} file ({kind} to FFmpeg) cannot hold {codec} video" if kind else "FFmpeg writes no video"
+        if not kind:
+            said += f" to a file named {f'*{suffix}' if suffix else 'without a suffix'}"
+        raise SettingError(
+            f"{target}: {said}: name it .mp4 (it holds every codec, and plays everywhere) or .mkv",
+            settings=("target", "codec"),
+        )
+
+
 def video_suffix(source: Path, codec: Codec = "h264") -> str:
     """The output's container, by the input's suffix: MKV stays, MOV stays where it holds `codec`, everything
     else is MP4."""

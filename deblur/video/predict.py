@@ -39,7 +39,7 @@ from deblur.files import (
 )
 from deblur.imageio import DEFAULT_MAX_PIXELS
 from deblur.video.clips import Clip, Frame, VideoReadError, frames_per_segment, probe_clip, read_frames
-from deblur.video.encode import Encoding, JoinReport, SegmentWriter, join_segments, pixel_format
+from deblur.video.encode import Encoding, JoinReport, SegmentWriter, check_container, join_segments, pixel_format
 from deblur.video.pixels import HDR_TRANSFERS
 
 if TYPE_CHECKING:
@@ -145,6 +145,7 @@ def deblur_clip(
     for output in outputs:  # with overwrite (the default here), the clip had been replaced by its result
         refuse_over_input(output, source, "the clip deblurred")
     to_write(outputs, overwrite=overwrite)  # one of the two there (a run stopped between them) is kept
+    check_container(target, options.encoding.codec)
     clip = probe_clip(source, max_pixels=options.max_pixels, name=name)
     notes = clip_notes(clip, options.encoding)
     if deblurrer.method != "network":
