@@ -477,6 +477,7 @@ def test_a_run_whose_disk_fills_keeps_what_was_done_lists_only_real_failures_and
                 "frames": 0,
                 "seconds": 0.0,
                 "lost": "",
+                "small": False,
                 "reason": {OK: "", FAILED: f"{task.source}: not a readable image", NO_ROOM: reason}[status],
             }
 
@@ -511,7 +512,7 @@ def test_a_stopped_engine_run_says_what_it_wrote(model, tmp_path, monkeypatch):
 
     def stopped_after_one(tasks, settings, **options):
         task = tasks[0]
-        yield {**asdict(task), "status": OK, "frames": 0, "seconds": 0.0, "reason": "", "lost": ""}
+        yield {**asdict(task), "status": OK, "frames": 0, "seconds": 0.0, "reason": "", "lost": "", "small": False}
         raise KeyboardInterrupt
 
     monkeypatch.setattr(ray_engine, "run_on_ray", stopped_after_one)
