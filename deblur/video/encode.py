@@ -48,24 +48,26 @@ def check_container(target: Path, codec: Codec) -> None:
     """Refuse, before any frame is deblurred, a `target` whose suffix names no container FFmpeg writes, or one that
     cannot hold `codec` (the Python API takes any target; predict names its own by `video_suffix`). Such a clip had
     been deblurred whole and then failed to join, on FFmpeg's ValueError."""
-    import tempfile
+    import io
 
     import av
 
     written = {"h264": "h264", "h265": "hevc", "vp9": "vp9", "av1": "av1"}[codec]  # FFmpeg's names
     suffix = target.suffix.lower()
-    with tempfile.TemporaryDirectory() as folder:  # opened to write, nothing is written: the muxer is only asked
-        try:
-            with av.open(str(Path(folder) / f"clip{suffix}"), "w") as probe:
-                kind, holds = probe.format.name, written in probe.supported_codecs
-        except ValueError:
-            kind, holds = None, False
+    memory = io.BytesIO()  # the muxer FFmpeg picks by the name is only asked: no file, and nothing is written
+    memory.name = f"clip{suffix}"
+    try:
+        with av.open(memory, "w") as probe:
+            kind, holds = probe.format.name, written in probe.supported_codecs
+    except ValueError:
+        kind, holds = None, False
     if suffix in KEPT_SUFFIXES and codec not in KEPT_SUFFIXES[suffix]:
         holds = False  # FFmpeg's MOV muxer lists VP9 and AV1, then refuses their packets
     if not holds:
-        said = f"a {suffix} file ({kind} to FFmpeg) cannot hold {codec} video" if kind else "FFmpeg writes no video"
-        if not kind:
-            said += f" to a file named {f'*{suffix}' if suffix else 'without a suffix'}"
+        if kind:
+            said = f"a {suffix} file ({kind} to FFmpeg) cannot hold {codec} video"
+        else:
+            said = f"FFmpeg writes no video to a file named {f'*{suffix}' if suffix else 'without a suffix'}"
         raise SettingError(
             f"{target}: {said}: name it .mp4 (it holds every codec, and plays everywhere) or .mkv",
             settings=("target", "codec"),
