@@ -18,6 +18,7 @@ from deblur.imageio import (
     decode_photo,
     encode_photo,
     find_images,
+    format_for,
     peek_photo,
     read_photo,
     write_photo,
@@ -398,3 +399,15 @@ def test_a_pattern_the_shell_left_is_expanded_in_name_order_and_other_inputs_kep
         "photo [1].jpg",
         "odd*.jpg",  # a file of that very name is itself
     ]  # fmt: skip
+
+
+def test_the_format_written_is_the_one_asked_for_else_the_names_else_png():
+    named = {"a.jpg": "jpg", "a.JPEG": "jpg", "a.jfif": "jpg", "a.tif": "tiff", "a.webp": "webp", "a": "png"}
+    assert {name: format_for(name) for name in named} == named
+    assert format_for("a.out", "bmp") == "bmp" and format_for("a.png", "png") == "png"
+    with pytest.raises(SettingError, match=r"a.png: its name says png, and the format asked for is jpg: give the file"):
+        format_for("a.png", "jpg")
+    with pytest.raises(SettingError, match=r"a.avif: deblur reads .avif photos and writes png, jpg, webp, bmp, tiff"):
+        format_for("a.avif")
+    with pytest.raises(SettingError, match=r"format must be one of png, jpg, webp, bmp, tiff; got 'gif'"):
+        format_for("a", "gif")

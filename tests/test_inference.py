@@ -275,13 +275,8 @@ def test_a_file_is_written_in_the_format_its_name_says_or_the_one_asked_for(iden
         assert Image.open(tmp_path / name).format == kind, name
     deblur_file(tmp_path / "a.png", tmp_path / "photo.out", identity_model, fmt="bmp")
     assert Image.open(tmp_path / "photo.out").format == "BMP"
-    refused = {
-        ("x.png", "jpg"): r"x.png: its name says png, and the format asked for is jpg: give the file a .jpg suffix",
-        ("x.heic", None): r"x.heic: deblur reads .heic photos and writes png, jpg, webp, bmp, tiff",
-        ("x.png", "gif"): r"format must be one of png, jpg, webp, bmp, tiff; got 'gif'",
-    }
-    for (name, fmt), message in refused.items():
-        with pytest.raises(SettingError, match=message):
+    for name, fmt in (("x.png", "jpg"), ("x.heic", None)):  # deblur.imageio.format_for's tests have the rest
+        with pytest.raises(SettingError, match=f"x.{name[2:]}: "):
             deblur_file(tmp_path / "a.png", tmp_path / name, identity_model, fmt=fmt)
         assert not (tmp_path / name).exists()
 
