@@ -153,7 +153,7 @@ def test_audio_mp4_cannot_take_as_it_is_is_reencoded(model, tmp_path):
     args = ["predict", str(source), "--model", str(model), "--out", str(tmp_path / "out")]
     result = CliRunner().invoke(app, args)  # not quiet: the re-encoding is a note
     assert result.exit_code == 0, result.output
-    assert "re-encoding it to AAC" in result.output
+    assert "re-encoding it" in result.output and "-> aac (copying it failed)" in result.output
     written = facts(tmp_path / "out" / "old.mp4")
     assert written["streams"] == ["video", "audio"] and len(written["pts"]) == 6
     assert abs(written["audio_samples"] - 11025) <= 2048  # the encoder's padding, at most two AAC frames
@@ -233,9 +233,14 @@ def test_a_target_whose_container_cannot_hold_the_codec_is_refused_before_any_wo
         with pytest.raises(SettingError, match=message):
             deblur_clip(source, tmp_path / "out" / name, deblurrer, options, log=lambda _: None)
     assert not (tmp_path / "out").exists() or list((tmp_path / "out").iterdir()) == []
-    options = VideoOptions(Encoding("vp9"))
-    deblur_clip(source, tmp_path / "out" / "clip.webm", load_deblurrer(model), options, log=lambda _: None)
-    assert facts(tmp_path / "out" / "clip.webm")["size"] == (24, 16)
+    # WebM holds VP9, and Opus, not AAC: the clip's AAC had failed its end, every frame deblurred
+    source = make_clip(tmp_path / "sound.mp4", frames=2, size=(16, 24), audio=True)
+    messages = []
+    webm = VideoOptions(Encoding("vp9"))
+    deblur_clip(source, tmp_path / "out" / "clip.webm", load_deblurrer(model), webm, log=messages.append)
+    with av.open(str(tmp_path / "out" / "clip.webm")) as written:
+        assert [stream.codec_context.name for stream in written.streams] == ["vp9", "opus"]
+    assert "re-encoded audio 1 (aac) -> opus (.webm cannot hold aac)" in messages, messages
 
 
 def test_no_clip_or_a_model_path_for_the_deblurrer_is_named(model, tmp_path):

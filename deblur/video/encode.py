@@ -162,16 +162,16 @@ def join_segments(
     camera), into `target` (atomically).
 
     Streams the output container holds as they are are copied packet by packet, not re-encoded; audio it cannot
-    hold is re-encoded to AAC; subtitles it cannot hold are left out (MKV holds them all), as are data streams. A
-    muxer that accepts a stream and then fails on its packets (PCM from AVI into MP4, say) gets every audio stream
-    re-encoded instead. Each is said in the report, and logged.
+    hold is re-encoded to AAC (Opus into WebM, which holds no AAC); subtitles it cannot hold are left out (MKV holds
+    them all), as are data streams. A muxer that accepts a stream and then fails on its packets (PCM from AVI into
+    MP4, say) gets every audio stream re-encoded instead. Each is said in the report, and logged.
     """
     import av
 
     try:
         return _join(segments, clip, target, log, reencode_audio=False, tags=tags)
     except av.FFmpegError as err:
-        log(f"copying the audio into {target.suffix} failed ({str(err)[:120]}): re-encoding it to AAC")
+        log(f"copying the audio into {target.suffix} failed ({str(err)[:120]}): re-encoding it")
         return _join(segments, clip, target, log, reencode_audio=True, tags=tags)
 
 
@@ -197,12 +197,16 @@ def _join(
                     carried.append((stream, out.add_stream_from_template(stream), False))
                     carried[-1][1].metadata.update(_stream_tags(stream, tags))
                     report.copied.append(label)
-                elif stream.type == "audio":
-                    encoder = out.add_stream("aac", rate=stream.codec_context.sample_rate or 48000)
+                elif stream.type == "audio" and (into := _audio_codec(supported)):
+                    # PyAV resamples the decoded audio to the encoder's rate (Opus takes 48 kHz, not 44.1)
+                    rate = (stream.codec_context.sample_rate or 48000) if into == "aac" else 48000
+                    encoder = out.add_stream(AUDIO_ENCODERS[into], rate=rate)
                     encoder.metadata.update(_stream_tags(stream, tags))
                     carried.append((stream, encoder, True))
                     why = "copying it failed" if codec in supported else f"{target.suffix} cannot hold {codec}"
-                    report.reencoded.append(f"{label} -> aac ({why})")
+                    report.reencoded.append(f"{label} -> {into} ({why})")
+                elif stream.type == "audio":
+                    report.dropped.append(f"{label}: {target.suffix} holds no audio deblur encodes (.mp4 does)")
                 else:
                     report.dropped.append(f"{label}: {target.suffix} cannot hold {codec} subtitles (.mkv keeps them)")
             picture = picture_stream(source)
@@ -241,6 +245,17 @@ def _join(
     finally:
         source.close()
     return report
+
+
+# Audio a container cannot hold as it is becomes AAC, or Opus where the container does not hold AAC (WebM): FFmpeg's
+# encoder for each. A clip with AAC into WebM had failed at its end, all its frames deblurred, on "'webm' format does
+# not support 'aac' codec".
+AUDIO_ENCODERS = {"aac": "aac", "opus": "libopus"}
+
+
+def _audio_codec(supported: set[str]) -> str | None:
+    """The codec audio is re-encoded to for a container that holds `supported` (FFmpeg's names); None: neither."""
+    return next((codec for codec in AUDIO_ENCODERS if codec in supported), None)
 
 
 def _muxer_options(source, target: Path, tags: bool) -> dict[str, str]:
