@@ -19,7 +19,7 @@ from deblur.console import Hint
 from deblur.errors import DeblurError, SettingError, is_whole_number
 from deblur.files import as_path, refuse_over_input
 from deblur.image_array import ImageArrayError, as_image  # noqa: F401  the error is named deblur.inference's too
-from deblur.imageio import format_for, read_photo, write_photo
+from deblur.imageio import format_for, lost_in, read_photo, write_photo
 from deblur.min_side import check_min_side
 from deblur.model import is_kernel_aware, with_gate
 from deblur.paths import EXPORT_RUNTIMES, ModelChoice, choose_model, exported_format, first_time
@@ -407,13 +407,16 @@ def deblur_image(image: np.ndarray, model: str | Path | Deblurrer | None) -> np.
 
 def deblur_file(
     source: str | Path, target: str | Path, model: str | Path | Deblurrer | None, fmt: str | None = None
-) -> None:
-    """Deblur one image file into another (written atomically); grayscale, alpha and 16-bit are kept. The photo
-    itself is never written over. Written as `fmt` (png, jpg, webp, bmp, tiff), by default the format the target's
-    suffix names, else png (`deblur.imageio.format_for`)."""
+) -> list[str]:
+    """Deblur one image file into another (written atomically); grayscale, alpha and 16-bit are kept where the
+    format holds them. The photo itself is never written over. Written as `fmt` (png, jpg, webp, bmp, tiff), by
+    default the format the target's suffix names, else png (`deblur.imageio.format_for`). Returns what the format
+    could not hold of the photo (`deblur.imageio.lost_in`: "transparency", flattened onto white; "depth", 16 bits
+    written as 8), as predict says it; mostly nothing."""
     source, target = as_path(source, "the photo", "source"), as_path(target, "the target", "target")
     refuse_over_input(target, source, "the photo deblurred")  # it had been replaced
     fmt = format_for(target, fmt)  # "out.jpg" had been written as PNG, the default format, without a word
     deblurrer = model if isinstance(model, Deblurrer) else load_deblurrer(model)
     photo = read_photo(source)
     write_photo(target, deblurrer(photo.rgb), photo, fmt)
+    return lost_in(fmt, photo)

@@ -304,7 +304,8 @@ def test_grayscale_stays_grayscale(identity_model, tmp_path):
 def test_alpha_is_kept(identity_model, tmp_path):
     rgba = noise((20, 24, 4))
     Image.fromarray(rgba).save(tmp_path / "a.png")
-    deblur_file(tmp_path / "a.png", tmp_path / "out.png", identity_model)
+    assert deblur_file(tmp_path / "a.png", tmp_path / "out.jpg", identity_model) == ["transparency"]  # said
+    assert deblur_file(tmp_path / "a.png", tmp_path / "out.png", identity_model) == []
     out = np.asarray(Image.open(tmp_path / "out.png"))
     assert out.shape == (20, 24, 4)
     np.testing.assert_array_equal(out, rgba)
