@@ -26,7 +26,7 @@ import numpy as np
 from PIL import Image, ImageOps, UnidentifiedImageError
 
 from deblur.errors import DeblurError, SettingError
-from deblur.files import atomic_path
+from deblur.files import atomic_path, atomic_write_text
 from deblur.photo16 import (
     GRAY,
     RGB,
@@ -550,18 +550,23 @@ def expand_patterns(inputs: Sequence[str]) -> list[str]:
 
 
 def find_images(
-    inputs: list[Path], *, suffixes: set[str] = READ_SUFFIXES, skip: Path | None = None
+    inputs: list[Path],
+    *,
+    suffixes: set[str] = READ_SUFFIXES,
+    skip: Path | None = None,
+    outputs: list[Path] | None = None,
 ) -> list[tuple[Path, Path]]:
     """(file, name relative to what was given) for files given and, in folders, recursively, files with one of
     `suffixes` (photos by default), except those under the folder `skip` (the outputs', when it lies inside a
     folder of inputs: results are not inputs) and hidden ones (`is_hidden`: a phone's DCIM/.thumbnails, a Mac's ._
-    files, a run's .clip.mp4.parts, a NAS's @eaDir), as a bucket's listing leaves them out too. Linked folders are
-    searched as `walk` walks them, never the outputs' through a link."""
+    files, a run's .clip.mp4.parts, a NAS's @eaDir), as a bucket's listing leaves them out too. Given a list as
+    `outputs`, folders below those given that hold an earlier predict's outputs (`OUTPUTS_MARK`) are left out too,
+    and added to it. Linked folders are searched as `walk` walks them, never the outputs' through a link."""
     found = []
     for item in inputs:
         if item.is_dir():
             inside = []
-            for folder, files in walk(item, leave_out=skip):
+            for folder, files in walk(item, leave_out=skip, outputs=outputs):
                 for file in files:
                     path = folder / file
                     if path.is_file() and path.suffix.lower() in suffixes:
@@ -572,13 +577,16 @@ def find_images(
     return found
 
 
-def walk(root: Path, *, leave_out: Path | None = None) -> Iterator[tuple[Path, list[str]]]:
+def walk(
+    root: Path, *, leave_out: Path | None = None, outputs: list[Path] | None = None
+) -> Iterator[tuple[Path, list[str]]]:
     """(folder, the names of what it holds that is not a folder) for `root` and each folder below it, hidden ones
-    (`is_hidden`) left out, and `leave_out` below it, however reached. A linked folder is walked as the folder it
-    links to (as a file manager shows it; it had been passed by without a word), each folder once however many links
-    reach it (a link back up is no loop, nor one to a folder above `root`: a training set's link up had reached its
-    held-out pairs), in name order: of two links to one folder, the same one names its files on every file
-    system."""
+    (`is_hidden`) left out, and `leave_out` below it, however reached; given a list as `outputs`, the folders below
+    `root` marked as holding predict's outputs (`OUTPUTS_MARK`) too, each added to it. A linked folder is walked as
+    the folder it links to (as a file manager shows it; it had been passed by without a word), each folder once
+    however many links reach it (a link back up is no loop, nor one to a folder above `root`: a training set's link
+    up had reached its held-out pairs), in name order: of two links to one folder, the same one names its files on
+    every file system."""
     walked = {_folder_key(above) for above in root.resolve().parents}
     if leave_out is not None and leave_out.is_dir() and not root.samefile(leave_out):
         walked.add(_folder_key(leave_out))
@@ -591,21 +599,29 @@ def walk(root: Path, *, leave_out: Path | None = None) -> Iterator[tuple[Path, l
             folders[:] = []  # pruned in place: os.walk then does not descend into them
             continue
         walked.add(key)
+        if outputs is not None and OUTPUTS_MARK in files and folder != str(root):
+            outputs.append(Path(folder))
+            folders[:] = []
+            continue
         folders[:] = sorted(name for name in folders if not is_hidden(name))  # a .git of many files costs nothing
         yield Path(folder), [name for name in files if not is_hidden(name)]
 
 
 def find_photos_and_raw(
-    inputs: list[Path], *, suffixes: set[str] = READ_SUFFIXES, skip: Path | None = None
+    inputs: list[Path],
+    *,
+    suffixes: set[str] = READ_SUFFIXES,
+    skip: Path | None = None,
+    outputs: list[Path] | None = None,
 ) -> tuple[list[tuple[Path, Path]], list[Path]]:
-    """What `find_images` finds, and apart the camera RAW files in the folders among `inputs` (to be told of, not
-    read), in one walk of each folder: a NAS's folder of many thousands had been walked twice. Each file once
-    (`given_once`)."""
+    """What `find_images` finds (`outputs` as it takes it), and apart the camera RAW files in the folders among
+    `inputs` (to be told of, not read), in one walk of each folder: a NAS's folder of many thousands had been walked
+    twice. Each file once (`given_once`)."""
     found: list[tuple[Path, Path]] = []
     raw: list[Path] = []
     for item in inputs:
         folder = item.is_dir()
-        for path, name in find_images([item], suffixes=suffixes | RAW_SUFFIXES, skip=skip):
+        for path, name in find_images([item], suffixes=suffixes | RAW_SUFFIXES, skip=skip, outputs=outputs):
             if folder and path.suffix.lower() in RAW_SUFFIXES - suffixes:
                 raw.append(path)
             else:
@@ -626,6 +642,38 @@ def given_once(found: list[tuple[F, N]], key: Callable[[F], str] = os.path.abspa
     for path, name in found:
         firsts.setdefault(key(path), (path, name))
     return list(firsts.values())
+
+
+# The hidden file `deblur predict` leaves in a folder it writes outputs into: a later search of a folder above it
+# leaves that folder out (`find_images`' `outputs`), as `deblur predict . --out second` had deblurred the outputs
+# of `deblur predict .` (in ./deblurred) a second time, beside the photos. Given by name, the folder is searched.
+OUTPUTS_MARK = ".deblur-outputs"
+OUTPUTS_NOTE = (
+    "deblur predict wrote its outputs into this folder. A search of a folder above it (deblur predict photos/) leaves\n"
+    "this folder out, so that they are not deblurred a second time; given by name, it is searched.\n"
+)
+
+
+def outputs_only(folder: Path) -> bool:
+    """Whether `folder` may be marked as holding outputs alone (`mark_outputs`): it is not there yet, holds nothing
+    but hidden files, or is marked. A folder of the user's own, given as --out, is never marked: a later search
+    would leave out their photos in it with the outputs."""
+    try:
+        names = os.listdir(folder)
+    except FileNotFoundError:
+        return True
+    except OSError:
+        return False
+    return OUTPUTS_MARK in names or all(is_hidden(name) for name in names)
+
+
+def mark_outputs(folder: Path) -> None:
+    """`OUTPUTS_MARK` left in `folder`, where outputs were written, once: a folder `outputs_only` allowed."""
+    mark = folder / OUTPUTS_MARK
+    if mark.is_file():
+        return
+    with contextlib.suppress(OSError, DeblurError):  # a help to the next run's search, never worth failing this one
+        atomic_write_text(mark, OUTPUTS_NOTE)
 
 
 # Folders a NAS keeps its thumbnails in beside the photos (Synology's @eaDir holds five JPEGs for each photo): not

@@ -22,11 +22,14 @@ from deblur.errors import DeblurError, Interrupted, NothingFoundError, OutputExi
 from deblur.files import check_folder, longest_name, side_by_side_path, to_write, work_folder
 from deblur.imageio import (
     DEFAULT_MAX_PIXELS,
+    OUTPUTS_MARK,
     READ_SUFFIXES,
     ImageReadError,
     find_photos_and_raw,
     is_photo,
     lost_in,
+    mark_outputs,
+    outputs_only,
     raw_files,
     read_photo,
     write_photo,
@@ -77,6 +80,7 @@ class PredictReport:
     lost: dict[str, list[Path]] = field(default_factory=dict)  # what the format could not hold of photos (lost_in)
     raw: list[Path] = field(default_factory=list)  # cameras' RAW files in the folders, left out (`InputPlan.raw`)
     small: list[Path] = field(default_factory=list)  # photos under SMALL_PHOTO deblurred by the network
+    earlier: list[Path] = field(default_factory=list)  # folders of earlier runs' outputs, left out (`InputPlan`)
 
     def note_lost(self, loss: str, photo: Path) -> None:
         self.lost.setdefault(loss, []).append(photo)
@@ -101,6 +105,8 @@ class InputPlan:
     missing: list[Path] = field(default_factory=list)
     max_pixels: int = DEFAULT_MAX_PIXELS  # larger images and frames are refused, from their header
     raw: list[Path] = field(default_factory=list)  # cameras' RAW files in the folders given, left out
+    earlier: list[Path] = field(default_factory=list)  # folders below those given holding earlier runs' outputs
+    mark: bool = False  # whether the outputs' folder is marked as theirs, at the first written (`outputs_only`)
 
 
 def input_kind(path: Path) -> str:
@@ -155,13 +161,21 @@ def plan_inputs(
         )
     given = [Path(item) for item in inputs]
     check_output_folder(write.out, given)
-    found, raw = find_photos_and_raw(given, suffixes=MEDIA_SUFFIXES, skip=Path(write.out))
+    earlier: list[Path] = []
+    found, raw = find_photos_and_raw(given, suffixes=MEDIA_SUFFIXES, skip=Path(write.out), outputs=earlier)
     if given and all(path.is_dir() for path in given) and not found:
         kinds = " ".join(sorted(MEDIA_SUFFIXES))
         where = ", ".join(str(path) for path in given)
         held = f"; it holds {raw_files(raw)}" if raw else ""
+        held += f"; {earlier_outputs(earlier)}" if earlier else ""
         raise NothingFoundError(f"no photos or clips in {where} (searched all its folders for {kinds}){held}")
-    plan = InputPlan(missing=[path for path, _ in found if not path.exists()], max_pixels=max_pixels, raw=raw)
+    plan = InputPlan(
+        missing=[path for path, _ in found if not path.exists()],
+        max_pixels=max_pixels,
+        raw=raw,
+        earlier=earlier,
+        mark=outputs_only(Path(write.out)),
+    )
     kinds = [(path, name, input_kind(path)) for path, name in found if path.exists()]
     outputs = output_paths(
         kinds,
@@ -298,7 +312,7 @@ def predict_files(
     """Deblur every input `plan` has to do into its output. A file that fails (missing ones among them) is
     reported in the result and the others go on; outputs already there are counted as skipped."""
     write = write or WriteSettings()
-    report = PredictReport(deblurrer.model_file, raw=list(plan.raw))
+    report = PredictReport(deblurrer.model_file, raw=list(plan.raw), earlier=list(plan.earlier))
     report.failed = [(path, ImageReadError(f"{path}: no such file")) for path in plan.missing]
     report.skipped = [item.target for item in plan.done]
     if progress and plan.todo:  # no bar at all when every input was missing
@@ -312,6 +326,8 @@ def predict_files(
             else:
                 lost, small = report.note_lost, report.small.append
                 report.written.append(predict_one(item, deblurrer, write, plan.max_pixels, progress, lost, small))
+            if plan.mark and len(report.written) == 1:
+                mark_outputs(Path(write.out))
         except OutputExistsError as err:
             if _finished(item, write):  # another run (one beside this) finished it since the plan was made
                 report.skipped.append(item.target)
@@ -386,6 +402,15 @@ def predict_one(
         side_by_side = np.concatenate([photo.rgb, restored], axis=1)
         write_photo(pair_target, side_by_side, replace(photo, alpha=None), write.photo)
     return missing[0]
+
+
+def earlier_outputs(folders: Sequence[Path | str]) -> str:
+    """What is said of the folders of earlier runs' outputs a search left out (`deblur.imageio.OUTPUTS_MARK`)."""
+    named = ", ".join(str(folder) for folder in folders[:3]) + (", ..." if len(folders) > 3 else "")
+    return (
+        f"left out {len(folders)} folder(s) of an earlier run's outputs ({named}; each holds a {OUTPUTS_MARK} file), "
+        "not to deblur them twice; give one by name to deblur what is in it"
+    )
 
 
 def is_small(height: int, width: int, way: Way) -> bool:

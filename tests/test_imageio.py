@@ -8,6 +8,8 @@ from PIL import Image, ImageCms
 
 from deblur.errors import SettingError
 from deblur.imageio import (
+    OUTPUTS_MARK,
+    OUTPUTS_NOTE,
     AnimationError,
     ImageReadError,
     ImageTooLargeError,
@@ -19,6 +21,8 @@ from deblur.imageio import (
     encode_photo,
     find_images,
     format_for,
+    mark_outputs,
+    outputs_only,
     peek_photo,
     read_photo,
     write_photo,
@@ -90,6 +94,23 @@ def test_a_linked_folder_is_searched_once_and_a_link_back_up_or_to_the_outputs_i
     (photos / "results").symlink_to(out)
     found = [name.as_posix() for _, name in find_images([photos], skip=out)]
     assert found == ["a.png", "again/b.png"]  # the first link by name
+
+
+def test_a_folder_marked_as_outputs_is_left_out_below_the_folder_given_and_named_when_asked(tmp_path):
+    photos = tmp_path / "photos"
+    (photos / "old" / "inner").mkdir(parents=True)
+    for path in (photos / "a.png", photos / "old" / "b.png", photos / "old" / "inner" / "c.png"):
+        Image.fromarray(photo_pixels()).save(path)
+    (photos / "old" / OUTPUTS_MARK).write_text("")
+    assert [name.as_posix() for _, name in find_images([photos])] == ["a.png", "old/b.png", "old/inner/c.png"]
+    left, named = [], []
+    assert [name.as_posix() for _, name in find_images([photos], outputs=left)] == ["a.png"]
+    assert left == [photos / "old"]
+    given = [name.as_posix() for _, name in find_images([photos / "old"], outputs=named)]
+    assert given == ["b.png", "inner/c.png"] and named == []  # the marked folder itself, given by name
+    assert not outputs_only(photos) and outputs_only(photos / "old") and outputs_only(tmp_path / "new")
+    mark_outputs(tmp_path / "new")
+    assert (tmp_path / "new" / OUTPUTS_MARK).read_text() == OUTPUTS_NOTE
 
 
 @pytest.mark.parametrize("fmt", ["jpg", "png", "webp", "tiff"])

@@ -11,6 +11,7 @@ from PIL import Image
 from typer.testing import CliRunner
 
 from deblur.cli import app
+from deblur.imageio import OUTPUTS_MARK
 
 runner = CliRunner()
 
@@ -44,7 +45,14 @@ def test_every_name_clash_is_listed_before_any_work_and_keep_extension_tells_the
     result = runner.invoke(app, ["predict", str(src), "--model", str(model), "--out", str(out), "--keep-extension"])
     assert result.exit_code == 0, result.output
     names = sorted(path.name for path in out.iterdir())
-    assert names == ["other.jpg.png", "other.png.png", "photo.tiff.png", "photo.webp.png", "single.png.png"]
+    assert names == [
+        OUTPUTS_MARK,
+        "other.jpg.png",
+        "other.png.png",
+        "photo.tiff.png",
+        "photo.webp.png",
+        "single.png.png",
+    ]
 
 
 def test_a_side_by_side_named_as_another_inputs_output_is_a_clash_before_any_work(tmp_path, monkeypatch):
@@ -194,6 +202,46 @@ def test_results_in_the_photos_folder_are_never_read_as_inputs(tmp_path, monkeyp
         assert result.exit_code == 1 and "is the folder the inputs are read from" in result.output, result.output
 
 
+def test_an_earlier_runs_outputs_among_the_photos_are_left_out_saying_so_unless_given_by_name(tmp_path):
+    """`cd photos; deblur predict .` then `deblur predict photos --out second` had deblurred photos/deblurred's
+    outputs a second time, into second/deblurred."""
+    model = save_model(tmp_path / "identity")
+    photos = tmp_path / "photos"
+    (photos / "day").mkdir(parents=True)
+    for name in ("a.png", "day/b.png"):
+        Image.fromarray(noise((16, 16, 3))).save(photos / name)
+    first = photos / "deblurred"
+    args = ["predict", "--model", str(model), "--method", "network"]
+    assert runner.invoke(app, [*args, str(photos), "--out", str(first)]).exit_code == 0
+    assert (first / OUTPUTS_MARK).is_file()
+
+    second = runner.invoke(app, [*args, str(photos), "--out", str(tmp_path / "second")])
+    assert second.exit_code == 0 and "2 written" in second.output, second.output
+    assert f"left out 1 folder(s) of an earlier run's outputs ({first}; each holds a {OUTPUTS_MARK} file)" in (
+        second.output
+    )
+    made = sorted(path.relative_to(tmp_path / "second").as_posix() for path in (tmp_path / "second").rglob("*"))
+    assert made == [OUTPUTS_MARK, "a.png", "day", "day/b.png"]
+
+    again = runner.invoke(app, [*args, str(first), "--out", str(tmp_path / "third")])  # given by name: searched
+    assert again.exit_code == 0 and "2 written" in again.output and "left out" not in again.output, again.output
+
+    only = tmp_path / "only"
+    only.mkdir()
+    first.rename(only / "deblurred")
+    none = runner.invoke(app, [*args, str(only), "--out", str(tmp_path / "fourth")])
+    assert none.exit_code == 1 and f"left out 1 folder(s) of an earlier run's outputs ({only / 'deblurred'}" in (
+        none.output
+    )
+
+    # a folder of the user's own, holding a photo, is never marked: a later search would leave the photo out
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    Image.fromarray(noise((16, 16, 3))).save(mine / "keep.png")
+    assert runner.invoke(app, [*args, str(photos / "a.png"), "--out", str(mine)]).exit_code == 0
+    assert sorted(path.name for path in mine.iterdir()) == ["a.png", "keep.png"]
+
+
 def test_estimates_to_the_network_and_an_ensemble_to_the_kernel_way_are_refused_before_any_work(tmp_path):
     model = save_model(tmp_path / "identity")
     Image.fromarray(noise((32, 48, 3))).save(tmp_path / "in.png")
@@ -233,7 +281,7 @@ def test_a_heic_photo_is_written_as_a_photo_never_as_a_clip(tmp_path):
     assert not out.exists()
     result = runner.invoke(app, [*args, "--out", str(out), "--format", "jpg", "--quality", "90"])
     assert result.exit_code == 0, result.output
-    assert sorted(path.name for path in out.iterdir()) == ["IMG_0001.jpg", "IMG_0002.jpg"]
+    assert sorted(path.name for path in out.iterdir()) == [OUTPUTS_MARK, "IMG_0001.jpg", "IMG_0002.jpg"]
     assert Image.open(out / "IMG_0001.jpg").size == (48, 32)
     found = runner.invoke(app, ["predict", str(tmp_path), "--model", str(model), "--out", str(tmp_path / "all")])
     assert "IMG_0001.png" in found.output  # found in a folder too
@@ -250,7 +298,7 @@ def test_an_mpeg_video_stream_is_a_clip_though_pillow_knows_its_header(tmp_path)
     out = tmp_path / "out"
     result = runner.invoke(app, ["predict", str(clips), "--model", str(model), "--out", str(out)])
     assert result.exit_code == 0, result.output
-    assert sorted(path.name for path in out.iterdir()) == ["VTS_01.mp4", "title.mp4"]
+    assert sorted(path.name for path in out.iterdir()) == [OUTPUTS_MARK, "VTS_01.mp4", "title.mp4"]
     assert "4 frames" in result.output
 
 
@@ -297,7 +345,7 @@ def test_an_output_name_too_long_for_the_file_system_is_refused_before_any_work(
     with pytest.raises(SettingError, match="1 output name"):  # the engine's plan, as plain predict's
         plan_tasks([str(src)], WriteSettings(out=str(out)), 10**8, dict, contextlib.ExitStack())
     (src / f"{'a' * 245}.jpg").unlink()
-    assert runner.invoke(app, args).exit_code == 0 and len(list(out.iterdir())) == 1
+    assert runner.invoke(app, args).exit_code == 0 and len(list(out.iterdir())) == 2  # the output, the mark
 
 
 def test_transparency_flattened_by_the_format_is_said(tmp_path):
@@ -348,7 +396,7 @@ def test_camera_raw_files_are_refused_by_name_and_said_to_be_left_out_of_folders
     assert result.exit_code == 0, result.output
     assert walks == [shots]  # once (it was walked for photos, then again for RAW files)
     assert f"left out 1 camera RAW file(s) ({shots / 'b.dng'}): deblur reads developed photos" in result.output
-    assert sorted(path.name for path in (tmp_path / "out").iterdir()) == ["a.png"]
+    assert sorted(path.name for path in (tmp_path / "out").iterdir()) == [OUTPUTS_MARK, "a.png"]
     result = runner.invoke(app, ["predict", str(shots / "b.dng"), "--model", str(model), "--out", str(tmp_path / "x")])
     assert result.exit_code == 1 and "b.dng: a camera RAW file (.dng); deblur reads developed photos" in result.output
     (shots / "a.jpg").unlink()
@@ -365,7 +413,11 @@ def test_a_photo_longer_than_the_format_holds_fails_alone_before_it_is_deblurred
     result = runner.invoke(app, [*args, "--out", str(tmp_path / "out"), "--format", "webp", "--side-by-side"])
     assert result.exit_code == 1  # it had deblurred the strip, then ended every input on WebP's traceback
     assert "strip.png: 16400x6 is more than webp holds (16383 px a side): choose another format" in result.output
-    assert sorted(path.name for path in (tmp_path / "out").iterdir()) == ["small.webp", "small_side_by_side.webp"]
+    assert sorted(path.name for path in (tmp_path / "out").iterdir()) == [
+        OUTPUTS_MARK,
+        "small.webp",
+        "small_side_by_side.webp",
+    ]
 
 
 def test_a_photo_bar_says_what_runs_before_its_first_model_call():
@@ -448,7 +500,7 @@ def test_a_stopped_predict_says_what_it_wrote_and_kept(tmp_path, monkeypatch):
     assert result.exit_code == 130
     assert "stopped: 2 of 3 output(s) written; 1 finished segment(s) of" in result.output
     assert f"are kept in {out / '.c.mp4.parts'}; the same command goes on from there" in result.output
-    assert sorted(path.name for path in out.iterdir()) == [".c.mp4.parts", "a.png", "b.png"]
+    assert sorted(path.name for path in out.iterdir()) == [".c.mp4.parts", OUTPUTS_MARK, "a.png", "b.png"]
 
 
 def test_a_photo_another_run_wrote_after_the_plan_is_skipped_and_one_half_there_is_kept_and_made_whole(tmp_path):
@@ -482,7 +534,7 @@ def test_a_pattern_no_shell_expanded_is_deblurred_as_the_photos_it_matches(tmp_p
     # as Windows' shells pass `photos\*.png`, or a quoted pattern here: "no such file or folder" before
     result = runner.invoke(app, ["predict", str(tmp_path / "*.png"), "--model", str(model), "--out", str(out), "-q"])
     assert result.exit_code == 0, result.output
-    assert sorted(path.name for path in out.iterdir()) == ["a.png", "b.png"]
+    assert sorted(path.name for path in out.iterdir()) == [OUTPUTS_MARK, "a.png", "b.png"]
 
 
 def test_an_output_folder_never_made_is_not_named_as_holding_the_outputs(tmp_path):

@@ -11,6 +11,7 @@ import socket
 import subprocess
 import sys
 import time
+from contextlib import ExitStack
 from dataclasses import asdict
 from pathlib import Path
 
@@ -22,7 +23,10 @@ from PIL import Image
 from typer.testing import CliRunner
 
 from deblur.cli import app
+from deblur.imageio import OUTPUTS_MARK
 from deblur.scale import FAILED_LIST
+from deblur.scale.plan import plan_inputs
+from deblur.settings import WriteSettings
 
 pytest.importorskip("ray")
 
@@ -155,7 +159,7 @@ def test_a_clip_is_made_in_segments_by_the_workers_and_joined_as_plain_predict_j
     assert "1 done, 0 skipped, 1 failed" in scaled.output and not re.search(r"(?<![\d.])22 frames", scaled.output)
     assert "joined.ts: its timestamps go back at frame 5" in scaled.output
     listed = sorted(path.name for path in (tmp_path / "scaled").iterdir())
-    assert listed == [FAILED_LIST, "walk.mp4", "walk_side_by_side.mp4"]
+    assert listed == [OUTPUTS_MARK, FAILED_LIST, "walk.mp4", "walk_side_by_side.mp4"]
     for name in ("walk.mp4", "walk_side_by_side.mp4"):
         with av.open(str(tmp_path / "plain" / name)) as a, av.open(str(tmp_path / "scaled" / name)) as b:
             assert [s.type for s in a.streams] == [s.type for s in b.streams]  # the audio came along
@@ -169,7 +173,7 @@ def test_a_clip_is_made_in_segments_by_the_workers_and_joined_as_plain_predict_j
         assert max(apart.values()) <= 2, {i: levels for i, levels in apart.items() if levels > 2}  # which frames
     assert av.open(str(tmp_path / "scaled" / "walk_side_by_side.mp4")).streams.video[0].width == 2 * 64
     # the work folders went once the clip was joined, and the unusable clip's with them, as plain predict leaves none
-    assert not list((tmp_path / "scaled").glob(".*"))
+    assert [path.name for path in (tmp_path / "scaled").glob(".*")] == [OUTPUTS_MARK]
 
 
 def test_a_clip_that_plain_predict_left_half_done_is_finished_by_the_workers_and_says_how_clips_go(tmp_path):
@@ -561,7 +565,7 @@ def test_what_the_format_cannot_hold_and_small_photos_are_said_and_made_on_the_e
         assert result.exit_code == 0, result.output
         assert "1 photo(s) had transparency, which jpg cannot hold: flattened onto white" in result.output
         assert "2 photo(s) under 384 px a side (" in result.output  # deblurred by the network, alone
-        names = ["logo.jpg", "logo_side_by_side.jpg", "photo0.jpg", "photo0_side_by_side.jpg"]
+        names = [OUTPUTS_MARK, "logo.jpg", "logo_side_by_side.jpg", "photo0.jpg", "photo0_side_by_side.jpg"]
         assert sorted(path.name for path in out.iterdir()) == names  # a side-by-side of a photo with alpha too
         assert Image.open(out / "logo_side_by_side.jpg").size == (2 * 56, 40)
         # A run stopped between a photo and its side-by-side: the photo had failed as existing (plain predict), or
@@ -571,6 +575,33 @@ def test_what_the_format_cannot_hold_and_small_photos_are_said_and_made_on_the_e
         again = CliRunner().invoke(app, [*args, "--runtime", "tensorflow", "--method", "network"])
         assert again.exit_code == 0 and "1 skipped" in again.output, again.output
         assert sorted(path.name for path in out.iterdir()) == names and (out / "logo.jpg").stat().st_ino == kept
+
+
+def test_an_earlier_runs_outputs_among_the_inputs_are_left_out_and_said_on_the_engine_as_by_plain_predict(
+    model, tmp_path, monkeypatch
+):
+    from deblur.scale import ray_engine
+    from deblur.scale import worker as worker_module
+
+    monkeypatch.setattr(worker_module, "hide_native_noise", lambda: None)
+
+    def in_this_process(tasks, settings, **options):
+        worker = worker_module.DeblurWorker(settings)
+        yield from (worker(asdict(task)) for task in tasks)
+
+    monkeypatch.setattr(ray_engine, "run_on_ray", in_this_process)
+    inputs = photos(tmp_path / "in", 1)
+    args = ["--model", str(model), "--runtime", "tensorflow", "--method", "network"]
+    for runs, engine in enumerate(((), ("--engine", "ray")), start=1):
+        out = inputs / f"deblurred{runs}"  # each run's outputs among the inputs, as `deblur predict .` puts them
+        result = CliRunner().invoke(app, ["predict", str(inputs), "--out", str(out), *args, *engine])
+        assert result.exit_code == 0 and ("1 written" in result.output or "1 done" in result.output), result.output
+        assert sorted(path.name for path in out.iterdir()) == [OUTPUTS_MARK, "photo0.png"]
+        if engine:  # the first run's outputs: left out by the engine's search, as by plain predict's
+            assert f"left out 1 folder(s) of an earlier run's outputs ({inputs / 'deblurred1'};" in result.output
+        plan = plan_inputs([str(inputs)], WriteSettings(out=str(tmp_path / "other")), 10**8, dict, ExitStack())
+        assert [task.source for task in plan.tasks] == [str(inputs / "photo0.png")]
+        assert plan.earlier == [inputs / f"deblurred{run}" for run in range(1, runs + 1)] and plan.mark
 
 
 def test_an_address_nothing_answers_at_is_refused_before_any_work_naming_the_setting(model, tmp_path):

@@ -17,6 +17,7 @@ from PIL import Image
 from typer.testing import CliRunner
 
 from deblur.cli import app
+from deblur.imageio import OUTPUTS_MARK
 from deblur.inference import load_deblurrer
 from deblur.video.clips import frame_times, probe_clip, read_frames
 from deblur.video.encode import Encoding
@@ -69,7 +70,7 @@ def test_a_clip_comes_back_with_its_size_frames_timestamps_rotation_and_audio(mo
     before, after = pixels(source), pixels(target)
     assert all(a.shape == b.shape for a, b in zip(before, after, strict=True))
     assert any(np.abs(a.astype(int) - b).mean() > 1 for a, b in zip(before, after, strict=True))  # deblurred
-    assert sorted(os.listdir(tmp_path / "out")) == ["clip.mp4"]  # no work folder left
+    assert sorted(os.listdir(tmp_path / "out")) == [OUTPUTS_MARK, "clip.mp4"]  # no work folder left
 
 
 def test_an_hdr_clip_keeps_its_colour_primaries_and_transfer_and_says_it_is_8_bits(model, tmp_path):
@@ -280,7 +281,7 @@ def test_a_mov_clip_in_a_codec_mov_cannot_hold_becomes_mp4(model, tmp_path):
     source = make_clip(tmp_path / "phone.mov", frames=3)
     result = predict(source, "--model", model, "--out", tmp_path / "out", "--codec", "vp9")
     assert result.exit_code == 0, result.output  # FFmpeg's MOV muxer had refused VP9: "Invalid argument"
-    assert sorted(os.listdir(tmp_path / "out")) == ["phone.mp4"]
+    assert sorted(os.listdir(tmp_path / "out")) == [OUTPUTS_MARK, "phone.mp4"]
     with av.open(str(tmp_path / "out" / "phone.mp4")) as container:
         assert container.streams.video[0].codec_context.codec.id == av.Codec("vp9").id
     assert facts(tmp_path / "out" / "phone.mp4")["streams"] == ["video", "audio"]
@@ -344,7 +345,7 @@ def test_a_clip_another_run_is_writing_is_listed_as_failed_and_the_other_inputs_
         result = predict(first.parent, "--model", model, "--out", tmp_path / "out")
     assert result.exit_code == 1, result.output
     assert f"another deblur run is writing {target} (its work in {work_folder(target)})" in result.output
-    assert sorted(path.name for path in (tmp_path / "out").iterdir()) == ["b.mp4"]
+    assert sorted(path.name for path in (tmp_path / "out").iterdir()) == [OUTPUTS_MARK, "b.mp4"]
 
 
 def test_a_clip_another_run_finished_while_this_one_read_it_is_skipped_not_done_again(model, tmp_path, monkeypatch):
@@ -628,7 +629,7 @@ def test_bad_clips_get_one_line_and_the_others_go_on(model, tmp_path, name, reas
     assert result.exit_code == 1
     failed = [line for line in result.output.splitlines() if line.startswith("failed:")]
     assert len(failed) == 1 and reason in failed[0], result.output
-    assert sorted(os.listdir(out)) == ["good.mp4", "photo.png"]  # nothing for the bad one, no work folder
+    assert sorted(os.listdir(out)) == [OUTPUTS_MARK, "good.mp4", "photo.png"]  # nothing for the bad one, no work folder
 
 
 def spliced(path, second_size=(60, 80), frames=4):
@@ -706,7 +707,7 @@ def test_clips_are_known_by_content_found_in_folders(model, tmp_path):
     assert probe_clip(folder / "nameless").frames == 2
     result = predict(folder, folder / "nameless", "--model", model, "--out", tmp_path / "out")
     assert result.exit_code == 0, result.output
-    assert sorted(os.listdir(tmp_path / "out")) == ["a.mov", "nameless.mp4"]
+    assert sorted(os.listdir(tmp_path / "out")) == [OUTPUTS_MARK, "a.mov", "nameless.mp4"]
 
 
 def test_a_clips_side_by_side_is_blurry_beside_deblurred_as_a_player_shows_it_with_its_audio(model, tmp_path):
@@ -714,7 +715,11 @@ def test_a_clips_side_by_side_is_blurry_beside_deblurred_as_a_player_shows_it_wi
     source = make_clip(tmp_path / "clip.mp4", frames=6, fps=10, rotation=90)
     result = predict(source, "--model", model, "--out", tmp_path / "out", "--side-by-side", quiet=False)
     assert result.exit_code == 0, result.output
-    assert sorted(os.listdir(tmp_path / "out")) == ["clip.mp4", "clip_side_by_side.mp4"]  # no work folder left
+    assert sorted(os.listdir(tmp_path / "out")) == [
+        OUTPUTS_MARK,
+        "clip.mp4",
+        "clip_side_by_side.mp4",
+    ]  # no work folder left
     pair, alone = facts(tmp_path / "out" / "clip_side_by_side.mp4"), facts(tmp_path / "out" / "clip.mp4")
     width, height = alone["size"]
     assert pair == {**alone, "size": (width, 2 * height)}  # frames, timestamps, rotation, audio
@@ -736,7 +741,7 @@ def test_a_clips_side_by_side_is_blurry_beside_deblurred_as_a_player_shows_it_wi
     kept = (tmp_path / "out" / "clip.mp4").stat().st_ino
     again = predict(source, "--model", model, "--out", tmp_path / "out", "--side-by-side")
     assert again.exit_code == 0 and "wrote " in again.output and "clip_side_by_side.mp4" in again.output, again.output
-    assert sorted(os.listdir(tmp_path / "out")) == ["clip.mp4", "clip_side_by_side.mp4"]
+    assert sorted(os.listdir(tmp_path / "out")) == [OUTPUTS_MARK, "clip.mp4", "clip_side_by_side.mp4"]
     assert (tmp_path / "out" / "clip.mp4").stat().st_ino == kept
     assert facts(tmp_path / "out" / "clip_side_by_side.mp4") == pair
 

@@ -219,6 +219,7 @@ def print_report(report, write: WriteSettings, log) -> bool:
             log(f"  {note}")
     if report.raw:  # a camera's RAW + JPEG pairs: the JPEGs are deblurred, and the RAW files said to be left
         typer.echo(f"left out {raw_files(report.raw)}")
+    say_earlier(report.earlier)
     for _, error in report.failed:
         typer.secho(f"failed: {user_message(error)}", fg=typer.colors.RED, err=True)
     if report.skipped:
@@ -246,6 +247,7 @@ def print_scaled(scaled, write: WriteSettings, log) -> bool:
         typer.secho(f"failed: {reason}", fg=typer.colors.RED, err=True)
     if scaled.raw:
         typer.echo(f"left out {raw_files(scaled.raw)}")
+    say_earlier(scaled.earlier)
     if scaled.failed_list:
         typer.echo(f"failed inputs listed in {scaled.failed_list}")
     if scaled.skipped:
@@ -268,6 +270,14 @@ def say_small(photos: list, log) -> None:
         from deblur.predict import small_photos_hint  # loaded: both reports are its
 
         log(small_photos_hint(photos))
+
+
+def say_earlier(folders: list) -> None:
+    """The folders of earlier runs' outputs the search left out, where there are any, on either engine."""
+    if folders:
+        from deblur.predict import earlier_outputs  # loaded: both reports are its
+
+        typer.echo(earlier_outputs(folders))
 
 
 def skipped_line(count: int) -> str:

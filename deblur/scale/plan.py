@@ -12,7 +12,7 @@ from pathlib import Path
 
 from deblur.errors import DeblurError, OutputBusyError, OutputExistsError, SettingError
 from deblur.files import longest_name, one_run_at_a_time, refuse_folder, side_by_side_path, to_write, work_folder
-from deblur.imageio import RAW_SUFFIXES, READ_SUFFIXES, given_once
+from deblur.imageio import RAW_SUFFIXES, READ_SUFFIXES, given_once, outputs_only
 from deblur.predict import check_output_folder, input_kind, output_paths
 from deblur.scale import storage
 from deblur.settings import WriteSettings
@@ -48,6 +48,8 @@ class Plan:
     failed: list[tuple[str, str]] = field(default_factory=list)  # (input, reason), found before any work
     clips: list[ClipPlan] = field(default_factory=list)
     raw: list[str] = field(default_factory=list)  # cameras' RAW files in the folders given, left out
+    earlier: list[Path] = field(default_factory=list)  # local folders of earlier runs' outputs, left out
+    mark: bool = False  # whether a local outputs' folder is marked as theirs (`deblur.predict.InputPlan.mark`)
 
 
 def plan_inputs(
@@ -67,10 +69,11 @@ def plan_inputs(
     local_out = None if storage.is_url(out) else Path(out)
     if local_out:
         check_output_folder(local_out, [Path(location) for location in inputs if not storage.is_url(location)])
-    plan = Plan()
+    plan = Plan(mark=local_out is not None and outputs_only(local_out))
     local, remote = [], []
     for location in inputs:
-        found = storage.list_files(location, READ_SUFFIXES | VIDEO_SUFFIXES | RAW_SUFFIXES, skip=local_out)
+        suffixes = READ_SUFFIXES | VIDEO_SUFFIXES | RAW_SUFFIXES
+        found = storage.list_files(location, suffixes, skip=local_out, outputs=plan.earlier)
         # A RAW file in a folder is left out (a camera's RAW + JPEG pairs); one named itself is refused by name.
         if _is_folder(location, found):
             plan.raw += [source for source, name in found if _is_raw(name)]

@@ -25,7 +25,8 @@ from pathlib import Path
 from deblur.console import Hint
 from deblur.errors import FULL_DISK, DeblurError, Interrupted, NothingFoundError, SettingError, full_disk_message
 from deblur.files import side_by_side_path, work_folder
-from deblur.imageio import raw_files
+from deblur.imageio import mark_outputs, raw_files
+from deblur.predict import earlier_outputs
 from deblur.scale import ENGINES, FAILED_LIST, default_workers, storage
 from deblur.scale.plan import PHOTO, ClipPlan, plan_inputs
 from deblur.scale.worker import NO_ROOM, NOT_STARTED, OK, SKIPPED, UNUSABLE, WorkerNotStarted, WorkerSettings
@@ -47,6 +48,7 @@ class ScaleReport:
     raw: list[str] = field(default_factory=list)  # cameras' RAW files in the folders given, left out
     lost: dict[str, list[str]] = field(default_factory=dict)  # what the format could not hold of photos (lost_in)
     small: list[str] = field(default_factory=list)  # photos a network deblurred under SMALL_PHOTO (is_small)
+    earlier: list[Path] = field(default_factory=list)  # folders of earlier runs' outputs, left out (`Plan.earlier`)
 
     @property
     def summary(self) -> str:
@@ -94,8 +96,11 @@ def predict_at_scale(
         plan = plan_inputs(inputs, settings.write, settings.read.max_pixels, identity, locks, log)
         if not (plan.tasks or plan.skipped or plan.failed):
             held = f"; it holds {raw_files(plan.raw)}" if plan.raw else ""
+            held += f"; {earlier_outputs(plan.earlier)}" if plan.earlier else ""
             raise NothingFoundError(f"no photos or clips in {', '.join(inputs)} (searched all its folders){held}")
-        report = ScaleReport(skipped=plan.skipped, failed=list(plan.failed), workers=workers, raw=plan.raw)
+        report = ScaleReport(
+            skipped=plan.skipped, failed=list(plan.failed), workers=workers, raw=plan.raw, earlier=plan.earlier
+        )
         counts = f"{_count(len(plan.tasks), 'task')} for {run.engine} ({_count(workers, 'worker')})"
         log(f"{counts}, {len(plan.skipped)} outputs already there")
         if not (plan.skipped or plan.failed):  # of these, the kind is not known here
@@ -163,6 +168,8 @@ def predict_at_scale(
             _remove_work(clip)
             report.written.append(str(clip.missing[0]))
         report.seconds = time.perf_counter() - started
+        if plan.mark and report.written:
+            mark_outputs(Path(out))
         try:
             report.failed_list = write_failed_list(out, report.failed)
         except OSError as err:

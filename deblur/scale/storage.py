@@ -30,12 +30,15 @@ def join(location: str, name: str) -> str:
     return f"{base.rstrip('/')}/{name}" + (f"?{query}" if query else "")
 
 
-def list_files(location: str, suffixes: set[str], skip: Path | None = None) -> list[tuple[str, str]]:
+def list_files(
+    location: str, suffixes: set[str], skip: Path | None = None, outputs: list[Path] | None = None
+) -> list[tuple[str, str]]:
     """(file, name relative to `location`) for `location` itself if it is a file, or every file with one of
     `suffixes` under it if it is a folder, as `deblur.imageio.find_images` finds them (not those under a local
-    folder `skip`). A location that is not there is returned as a file, to fail by name."""
+    folder `skip`, nor, in a local folder, `outputs` as it takes it). A location that is not there is returned as a
+    file, to fail by name."""
     if not is_url(location):
-        found = find_images([Path(location)], suffixes=suffixes, skip=skip)
+        found = find_images([Path(location)], suffixes=suffixes, skip=skip, outputs=outputs)
         return [(str(path), name.as_posix()) for path, name in found]
     import pyarrow.fs as pafs
 
