@@ -9,7 +9,7 @@ from typer.testing import CliRunner
 from deblur import hardware, paths
 from deblur.cli import app
 from deblur.errors import DeblurError, SettingError
-from deblur.imageio import ImageReadError, read_photo
+from deblur.imageio import OUTPUTS_MARK, ImageReadError, read_photo
 from deblur.inference import Deblurrer, ImageArrayError, ModelLoadError, deblur_file, load_deblurrer
 from deblur.predict import ESTIMATING, plan_inputs, predict_files
 from deblur.settings import WriteSettings
@@ -328,7 +328,7 @@ def test_folder_with_a_corrupt_file(identity_model, tmp_path):
     assert report.written == [tmp_path / "out" / "sub" / "good.png"]
     assert [path.name for path, _ in report.failed] == ["broken.jpg"]
     assert "broken.jpg: not a readable image" in str(report.failed[0][1])
-    assert sorted(p.name for p in (tmp_path / "out").rglob("*")) == ["good.png", "sub"]  # no temporary files
+    assert sorted(p.name for p in (tmp_path / "out").rglob("*")) == [OUTPUTS_MARK, "good.png", "sub"]  # no temporaries
 
 
 def test_progress_counts_every_image(identity_model, tmp_path):
