@@ -396,7 +396,7 @@ def predict_one(
         write_photo(target, restored, photo, write.photo)
     for loss in lost_in(write.fmt, photo) if on_lost else ():
         on_lost(loss, item.source)
-    if on_small and is_small(height, width, deblurrer.way()):
+    if on_small and is_small(height, width, deblurrer.way(), deblurrer.strength):
         on_small(item.source)
     if pair_target in missing:
         side_by_side = np.concatenate([photo.rgb, restored], axis=1)
@@ -413,10 +413,10 @@ def earlier_outputs(folders: Sequence[Path | str]) -> str:
     )
 
 
-def is_small(height: int, width: int, way: Way) -> bool:
-    """Whether a photo of this size, deblurred `way`, is one `small_photos_hint` speaks of: under SMALL_PHOTO, through
-    a network."""
-    return max(height, width) < SMALL_PHOTO and bool(way.model_channels)
+def is_small(height: int, width: int, way: Way, strength: float) -> bool:
+    """Whether a photo of this size, deblurred `way` at `strength`, is one `small_photos_hint` speaks of: under
+    SMALL_PHOTO, through a network (at strength 0, which returns the photo as it is, it is deblurred by none)."""
+    return max(height, width) < SMALL_PHOTO and bool(way.model_channels) and strength > 0
 
 
 def small_photos_hint(photos: Sequence[Path | str]) -> Hint:

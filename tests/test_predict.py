@@ -368,6 +368,8 @@ def test_a_photo_too_small_for_the_network_to_measure_is_said(tmp_path):
     assert "if you have the photo it was cut from, deblur that and crop after" in result.output
     result = runner.invoke(app, [*args, "--out", str(tmp_path / "kernel"), "--method", "kernel"])
     assert result.exit_code == 0 and "under 384 px" not in result.output, result.output  # no network ran
+    result = runner.invoke(app, [*args, "--out", str(tmp_path / "none"), "--strength", "0"])
+    assert result.exit_code == 0 and "under 384 px" not in result.output, result.output  # the photo as it is
 
 
 def test_sixteen_bits_written_as_eight_by_the_format_is_said(tmp_path):

@@ -215,6 +215,7 @@ def test_a_small_photo_a_network_deblurred_is_said_in_a_header(client):
     data = png_bytes(photo())  # 130x90: a crop, deblurred alone
     assert post(client, data).headers["x-deblur-small"] == "384"
     assert "x-deblur-small" not in post(client, data, method="kernel").headers  # no network ran
+    assert "x-deblur-small" not in post(client, data, strength="0").headers  # the photo as it came
     large = png_bytes(Image.fromarray(skimage_data.astronaut()[:400, :384]))
     assert "x-deblur-small" not in post(client, large).headers
 

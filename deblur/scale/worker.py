@@ -128,7 +128,7 @@ class DeblurWorker:
         # The output there without its side-by-side (`deblur.scale.plan.finished`) is kept, as plain predict keeps it.
         if write.overwrite or not (write.side_by_side and storage.is_file(task.target)):
             storage.write_bytes(task.target, encode_photo(restored, photo, write.photo))
-        return lost_in(write.fmt, photo), is_small(height, width, self.deblurrer.way())
+        return lost_in(write.fmt, photo), is_small(height, width, self.deblurrer.way(), self.deblurrer.strength)
 
     def segment_finished(self, task: Task) -> bool:
         """Whether a segment is there, with its side-by-side's where one is asked for."""

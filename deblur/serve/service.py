@@ -87,8 +87,8 @@ class DeblurService:
         if width * height >= RATE_SHAPE[0] * RATE_SHAPE[1]:
             self.seconds_per_megapixel = seconds / (width * height / 1e6) / ensemble
         way = self.deblurrer.way(method)
-        lost = tuple(lost_in(fmt, photo))
-        return Deblurred(body, MEDIA_TYPES[fmt], seconds, width, height, way.name, lost, is_small(height, width, way))
+        lost, small = tuple(lost_in(fmt, photo)), is_small(height, width, way, strength)
+        return Deblurred(body, MEDIA_TYPES[fmt], seconds, width, height, way.name, lost, small)
 
     def expected_seconds(self, width: int, height: int, ensemble: int = 1) -> float | None:
         """How long a photo of this size is expected to take, from the measured speed (None before any)."""
