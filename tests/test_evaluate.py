@@ -137,6 +137,14 @@ def test_existing_results_are_kept(synthetic, tmp_path):
     out.unlink()
     assert runner.invoke(app, [*args, "-q"]).exit_code == 0
     written = out.stat().st_mtime_ns
+    again = runner.invoke(app, args)  # had said only that the file exists
+    mean = json.loads(out.read_text())["mean"]["psnr"]
+    assert again.exit_code == 1 and again.output.strip() == (
+        f"error: {out} holds the results of a finished evaluation (2 pair(s), mean PSNR {mean['model']:.2f} dB "
+        f"against the blurry photos' {mean['blurry']:.2f}): read them there, or give --overwrite to evaluate again, "
+        "replacing them (--out, --overwrite)"
+    )
+    assert out.stat().st_mtime_ns == written
     assert runner.invoke(app, [*args, "-q", "--overwrite"]).exit_code == 0  # results are replaced
     assert out.stat().st_mtime_ns != written and json.loads(out.read_text())["mean"]["images"] == 2
 

@@ -223,20 +223,35 @@ def evaluate_model(
 
 def _refuse_existing(out: Path, overwrite: bool) -> None:
     """An existing `out` only with `overwrite`, and then only one that holds results: `--out photo.png
-    --overwrite` (or the model's own file) had been replaced by the scores."""
+    --overwrite` (or the model's own file) had been replaced by the scores. A finished evaluation's results are
+    said to be that: the same command run again had said only that the file exists."""
+    report = _report(out) if out.exists() else None
+    if report is not None and not overwrite:
+        mean = report["mean"] if isinstance(report["mean"], dict) else {}
+        psnr = mean.get("psnr") if isinstance(mean.get("psnr"), dict) else {}
+        model, blurry = psnr.get("model"), psnr.get("blurry")
+        scores = f"{mean.get('images')} pair(s)"
+        if isinstance(model, float) and isinstance(blurry, float):
+            scores += f", mean PSNR {model:.2f} dB against the blurry photos' {blurry:.2f}"
+        raise OutputExistsError(
+            f"{out} holds the results of a finished evaluation ({scores}): read them there, or give --overwrite to "
+            "evaluate again, replacing them",
+            settings=("out", "overwrite"),
+        )
     refuse_existing(out, overwrite=overwrite, settings=("out", "overwrite"))
-    if out.exists() and not _is_report(out):
+    if out.exists() and report is None:
         raise OutputExistsError(f"{out} exists and is not a results file (JSON): not replacing it", settings=("out",))
 
 
-def _is_report(path: Path) -> bool:
+def _report(path: Path) -> dict | None:
+    """The results `deblur evaluate` wrote in `path`, or None where it holds none."""
     try:
         if path.stat().st_size > MAX_REPORT_BYTES:
-            return False
+            return None
         report = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, ValueError):
-        return False
-    return isinstance(report, dict) and {"mean", "images"} <= report.keys()
+        return None
+    return report if isinstance(report, dict) and {"mean", "images"} <= report.keys() else None
 
 
 def _read(path: Path) -> np.ndarray:
