@@ -244,6 +244,17 @@ def test_a_target_whose_container_cannot_hold_the_codec_is_refused_before_any_wo
     assert "re-encoded audio 1 (aac) -> opus (.webm cannot hold aac)" in messages, messages
 
 
+@pytest.mark.parametrize("name", ["clip.avi", "clip.flv", "clip.m4v", "clip.mkv"])
+def test_a_clip_with_audio_is_written_into_the_other_containers_that_hold_h264(model, tmp_path, name):
+    source = make_clip(tmp_path / "sound.mp4", frames=2, size=(16, 24), audio=True)
+    report = deblur_clip(source, tmp_path / "out" / name, load_deblurrer(model), log=lambda _: None)
+    assert report.frames == 2
+    with av.open(str(tmp_path / "out" / name)) as written:
+        assert written.streams.video[0].codec_context.name == "h264" and len(written.streams.audio) == 1
+        assert sum(1 for _ in written.decode(video=0)) == 2
+    assert sorted(os.listdir(tmp_path / "out")) == [name]  # no work folder left
+
+
 def test_no_clip_or_a_model_path_for_the_deblurrer_is_named(model, tmp_path):
     from deblur.errors import SettingError
 
