@@ -293,6 +293,27 @@ def test_camera_raw_files_are_said_to_be_left_out(tmp_path, monkeypatch):
     assert result.exit_code == 1 and "; it holds 1 camera RAW file(s)" in result.output
 
 
+def test_deblur_predicts_outputs_under_the_photos_are_left_out_saying_so(tmp_path):
+    from deblur.imageio import OUTPUTS_MARK
+
+    src = make_photos(tmp_path / "photos", names=("camera", "rocket"))
+    photos = sorted(src.rglob("*.png"))
+    done = src / "deblurred"  # as `cd photos; deblur predict .` leaves it: deblurred copies of the photos beside them
+    done.mkdir()
+    for photo in photos:
+        (done / photo.name).write_bytes(photo.read_bytes())
+    (done / OUTPUTS_MARK).write_text("")
+    result = runner.invoke(app, ["data", "synth", "--src", str(src), "--out", str(tmp_path / "pairs"), "-q"])
+    assert result.exit_code == 0, result.output
+    assert f"left out 1 folder(s) of deblur predict's outputs ({done}): deblurred photos are not" in result.output
+    made = sorted(folder.name for folder in (tmp_path / "pairs").glob("*/*"))
+    assert made == ["camera", "holiday__rocket"]  # not deblurred__camera, nor deblurred__rocket
+    for photo in photos:
+        photo.unlink()
+    result = runner.invoke(app, ["data", "synth", "--src", str(src), "--out", str(tmp_path / "again"), "-q"])
+    assert result.exit_code == 1 and "; left out 1 folder(s) of deblur predict's outputs" in result.output
+
+
 def test_no_recipe_is_the_default_recipe(tmp_path, monkeypatch):
     src = make_photos(tmp_path / "photos", names=("camera",))
     made = []

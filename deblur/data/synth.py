@@ -84,6 +84,16 @@ def synth_recipe(config: str | Path | None = None, **overrides) -> SynthConfig:
         raise ConfigError(str(err), settings=named) from None
 
 
+def _outputs_left_out(folders: list[Path]) -> str:
+    """What is said of the folders of `deblur predict`'s outputs under --src (`deblur.imageio.OUTPUTS_MARK`)."""
+    named = ", ".join(str(folder) for folder in folders[:3]) + (", ..." if len(folders) > 3 else "")
+    return (
+        f"left out {len(folders)} folder(s) of deblur predict's outputs ({named}): deblurred photos are not the sharp "
+        "photos pairs are made from, and would repeat their originals, across the split too; give one as --src to "
+        "use it"
+    )
+
+
 def synthesize_pairs(
     src: Path,
     out: Path,
@@ -106,13 +116,17 @@ def synthesize_pairs(
     check_outside(out, src, ("out", "src"))
     if not 0.0 <= val_fraction < 1.0:
         raise SettingError(f"val_fraction must be in [0, 1); got {val_fraction}", settings=("val_fraction",))
-    found, raw = find_photos_and_raw([src])
+    earlier: list[Path] = []
+    found, raw = find_photos_and_raw([src], outputs=earlier)
     photos = [path for path, _ in found]
     if not photos:
         held = f"; it holds {raw_files(raw)}" if raw else ""
+        held += f"; {_outputs_left_out(earlier)}" if earlier else ""
         raise DatasetError(f"no photos under {src} (JPEG, PNG, BMP, WebP or TIFF){held}")
     if raw:  # a camera's RAW + JPEG pairs: the JPEGs are used
         log(f"left out {raw_files(raw)}")
+    if earlier:
+        log(_outputs_left_out(earlier))
     names = _sequence_names(src, photos)
     order = np.random.default_rng(synth.photo_seed).permutation(len(photos))
     held_out = held_out_count(len(photos), val_fraction)
