@@ -433,7 +433,10 @@ def test_the_batched_deconvolution_matches_the_numpy_one():
         (lambda photo: estimate_kernel(photo * 255), "where deblur takes values in [0, 1] (a 0-255 image: divide"),
         (lambda photo: deconvolve(photo * 255, np.ones((3, 3)) / 9), "(a 0-255 image: divide it by 255)"),
         # the kernel: 3-D had been an unpacking error, all zero an image of NaN, summing to 9 nine times too dark
-        (lambda photo: deconvolve(photo, np.ones((3, 3, 3)) / 27), "the kernel: an array of shape (3, 3, 3)"),
+        (
+            lambda photo: deconvolve(photo, np.ones((3, 3, 3)) / 27),
+            "the kernel: an array of shape (3, 3, 3) summing to 1",
+        ),
         (lambda photo: deconvolve(photo, np.zeros((3, 3))), "summing to 0, where deblur takes a 2-D one"),
         (lambda photo: deconvolve(photo, np.ones((3, 3))), "summing to 9, where deblur takes a 2-D one"),
     ],
@@ -445,6 +448,29 @@ def test_the_kernel_paths_functions_refuse_arrays_that_are_no_photo_or_kernel(ca
     with pytest.raises(ImageArrayError) as refused:
         call(photo)
     assert said in str(refused.value)
+
+
+@pytest.mark.parametrize(
+    "call, said",
+    [
+        # a fidelity of 0 or NaN had given an image of NaN, -1 a wrong one, "500" numpy's UFuncTypeError
+        (lambda photo, k: deconvolve(photo, k, 0), "fidelity must be a positive number (default 2000); got 0"),
+        (lambda photo, k: deconvolve(photo, k, -1.0), "got -1.0"),
+        (lambda photo, k: deconvolve(photo, k, float("nan")), "got nan"),
+        (lambda photo, k: deconvolve(photo, k, "500"), "got '500'"),
+        (lambda photo, k: deconvolve(photo, k, exponent=0), "exponent must be in (0, 1], not 0"),
+        # settings of another kind had ended on AttributeError: 'int' object has no attribute 'smoothness'
+        (lambda photo, k: estimate_kernel(photo, 0), "the settings are int: give deblur.shake.estimate.Estimate"),
+    ],
+)
+def test_the_kernel_paths_functions_refuse_settings_that_are_not_ones(call, said):
+    from deblur.errors import SettingError
+
+    photo, kernel = np.random.default_rng(0).random((40, 48, 3), np.float32), np.ones((3, 3)) / 9
+    with pytest.raises(SettingError) as refused:
+        call(photo, kernel)
+    assert said in str(refused.value)
+    assert deconvolve(photo, kernel, np.float32(500)).shape == photo.shape  # NumPy's numbers are numbers
 
 
 def test_the_kernel_paths_functions_take_a_gray_photo_and_one_channel_where_they_did():

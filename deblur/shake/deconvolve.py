@@ -9,12 +9,14 @@ here from the paper.
 
 from __future__ import annotations
 
+import numbers
 import os
 from concurrent.futures import ThreadPoolExecutor
 from functools import lru_cache
 
 import numpy as np
 
+from deblur.errors import SettingError
 from deblur.image_array import ImageArrayError, as_image
 from deblur.shake.fourier import centre_of_mass, otf, padded_shape, wrap_edges
 from deblur.shake.split import Shrink, growing, split
@@ -41,8 +43,12 @@ def deconvolve(
     a result laid over the photo, blended with it (`--strength`) or given to the kernel-aware network with it
     must sit where the photo does.
     """
-    if not 0 < exponent <= 1:
-        raise ValueError(f"the gradient prior's exponent must be in (0, 1], not {exponent}")
+    if not _is_real(exponent) or not 0 < exponent <= 1:
+        raise SettingError(f"the gradient prior's exponent must be in (0, 1], not {exponent!r}", settings=("exponent",))
+    if not _is_real(fidelity) or not 0 < fidelity < np.inf:  # 0 and NaN had given an image of NaN, -1 a wrong one
+        raise SettingError(
+            f"fidelity must be a positive number (default {FIDELITY:g}); got {fidelity!r}", settings=("fidelity",)
+        )
     blurry = as_image(blurry, "the blurry photo", channels=None)
     kernel = _as_kernel(kernel)
     height, width = blurry.shape[:2]
@@ -66,12 +72,16 @@ def soft_shrink(gx: np.ndarray, gy: np.ndarray, beta: float) -> tuple[np.ndarray
     return gx, gy
 
 
+def _is_real(value: object) -> bool:
+    return isinstance(value, numbers.Real) and not isinstance(value, bool) and value == value  # NaN is not itself
+
+
 def _as_kernel(kernel: np.ndarray) -> np.ndarray:
     """The kernel as float32, refused unless it is a 2-D array of non-negative values summing to 1 (a 3-D one, a
     zero one or NaN had ended in an unpacking error or an image of NaN; one summing to 9 had given a photo back about
     nine times too dark, a mean of 0.06 for 0.51, without a word)."""
     array = np.asarray(kernel, dtype=np.float32)
-    total = float(array.sum()) if array.ndim == 2 and array.size else 0.0
+    total = float(array.sum()) if array.size else 0.0  # a 3-D kernel summing to 1 had been said to sum to 0
     if array.ndim != 2 or not np.isfinite(total) or array.size == 0 or float(array.min()) < 0 or abs(total - 1) > 1e-3:
         raise ImageArrayError(
             f"the kernel: an array of shape {array.shape} summing to {total:g}, where deblur takes a 2-D one of "

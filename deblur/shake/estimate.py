@@ -18,6 +18,7 @@ import numpy as np
 from PIL import Image
 from scipy import fft, ndimage
 
+from deblur.errors import SettingError
 from deblur.image_array import as_image, as_pixels
 from deblur.shake.deconvolve import FIDELITY, THREADS, soft_shrink
 from deblur.shake.edges import edge_threshold, strong_edges
@@ -157,6 +158,12 @@ def estimate_kernel(blurry: np.ndarray, settings: EstimateSettings = EstimateSet
     """The camera-shake kernel of an HWC RGB (or HW gray) blurry photo: one estimate per L0 weight (`smoothness`,
     then `candidates`, side by side on threads), the one whose deconvolution is sharpest kept (`pick.sharpest`; a
     kernel in pieces, its faint values under 1/`KEPT` of the peak left out, counts against it)."""
+    if not isinstance(settings, EstimateSettings):  # a number had ended on AttributeError: ... 'smoothness'
+        raise SettingError(
+            f"the settings are {type(settings).__name__}: give deblur.shake.estimate.EstimateSettings(...), or leave "
+            "them out for the default ones",
+            settings=("settings",),
+        )
     # a uint8 or 0-255 photo had been estimated at thresholds made for [0, 1]: a wrong kernel, without a word
     gray = np.ndim(blurry) == 2
     photo = as_pixels(blurry, "the blurry photo") if gray else as_image(blurry, "the blurry photo") @ LUMA
