@@ -461,6 +461,9 @@ def test_the_kernel_paths_functions_refuse_arrays_that_are_no_photo_or_kernel(ca
         (lambda photo, k: deconvolve(photo, k, exponent=0), "exponent must be in (0, 1], not 0"),
         # settings of another kind had ended on AttributeError: 'int' object has no attribute 'smoothness'
         (lambda photo, k: estimate_kernel(photo, 0), "the settings are int: give deblur.shake.estimate.Estimate"),
+        # an L0 weight of 0 or below had never ended: the splitting grows it up to its end from there
+        (lambda photo, k: estimate_kernel(photo, EstimateSettings(smoothness=0)), "must be positive numbers; got (0,)"),
+        (lambda photo, k: estimate_kernel(photo, EstimateSettings(candidates=(-1,))), "got (0.002, -1)"),
     ],
 )
 def test_the_kernel_paths_functions_refuse_settings_that_are_not_ones(call, said):

@@ -10,6 +10,7 @@ long: fewer pixels, and a shorter kernel to find.
 
 from __future__ import annotations
 
+import numbers
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
@@ -164,10 +165,15 @@ def estimate_kernel(blurry: np.ndarray, settings: EstimateSettings = EstimateSet
             "them out for the default ones",
             settings=("settings",),
         )
+    weights = (settings.smoothness, *settings.candidates)
+    if not all(isinstance(w, numbers.Real) and not isinstance(w, bool) and 0 < w < np.inf for w in weights):
+        # the latent's splitting grows its weight from the L0 weight up to beta_max: from 0 or below, never (a hang)
+        raise SettingError(
+            f"the L0 weights (smoothness, candidates) must be positive numbers; got {weights!r}", settings=("settings",)
+        )
     # a uint8 or 0-255 photo had been estimated at thresholds made for [0, 1]: a wrong kernel, without a word
     gray = np.ndim(blurry) == 2
     photo = as_pixels(blurry, "the blurry photo") if gray else as_image(blurry, "the blurry photo") @ LUMA
-    weights = (settings.smoothness, *settings.candidates)
     if len(weights) == 1:
         return _estimate(photo, settings)
 
