@@ -61,6 +61,19 @@ def read(photo) -> np.ndarray:
     return np.asarray(Image.open(photo), np.float32) / 255.0
 
 
+def test_an_exported_model_that_is_missing_or_unreadable_is_named(tmp_path):
+    from deblur.errors import DeblurError, MissingFileError
+
+    with pytest.raises(MissingFileError, match="nope.onnx: no such exported model"):
+        exported_runner(tmp_path / "nope.onnx")  # had been ONNX Runtime's NO_SUCHFILE
+    (tmp_path / "bad.onnx").write_text("not a model")
+    (tmp_path / "empty").mkdir()
+    said = {"bad.onnx": "is not a model ONNX Runtime can load (InvalidProtobuf", "empty": "is not a model TensorFlow"}
+    for name, words in said.items():
+        with pytest.raises(DeblurError, match=re.escape(f"{tmp_path / name} {words}")):
+            exported_runner(tmp_path / name)
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize(
     "name, options, least_psnr",

@@ -12,11 +12,14 @@ from pathlib import Path
 
 import numpy as np
 
-from deblur.errors import SettingError
+from deblur.errors import DeblurError, MissingFileError, SettingError, error_reason
 from deblur.imageio import to_uint8
 from deblur.paths import exported_format
 
 Runner = Callable[[np.ndarray], np.ndarray]
+
+
+RUNTIMES = {"savedmodel": "TensorFlow", "litert": "LiteRT", "onnx": "ONNX Runtime", "openvino": "OpenVINO"}
 
 
 def exported_runner(path: Path, *, threads: int | None = None, uint8: bool = False, precision: str = "f32") -> Runner:
@@ -27,16 +30,30 @@ def exported_runner(path: Path, *, threads: int | None = None, uint8: bool = Fal
     own)."""
     path = Path(path)
     threads = threads or os.cpu_count() or 1
-    if path.is_dir():
-        return _savedmodel(path, uint8)
-    exported = exported_format(path)
-    if exported == "litert":
-        return _litert(path, threads)
-    if exported == "onnx":
-        return _onnx(path, threads)
+    exported = "savedmodel" if path.is_dir() else exported_format(path)
+    if exported not in RUNTIMES:
+        raise SettingError(
+            f"{path}: not a SavedModel folder, .tflite, .onnx or OpenVINO .xml file", settings=("model",)
+        )
     if exported == "openvino":
-        return _openvino(path.with_suffix(".xml"), threads, precision)  # given its .bin too
-    raise SettingError(f"{path}: not a SavedModel folder, .tflite, .onnx or OpenVINO .xml file", settings=("model",))
+        path = path.with_suffix(".xml")  # given its .bin too
+    if not path.exists():  # ONNX Runtime's NO_SUCHFILE, or another runtime's own words, had said it
+        raise MissingFileError(f"{path}: no such exported model", settings=("model",))
+    try:
+        if exported == "savedmodel":
+            return _savedmodel(path, uint8)
+        if exported == "litert":
+            return _litert(path, threads)
+        if exported == "onnx":
+            return _onnx(path, threads)
+        return _openvino(path, threads, precision)
+    except DeblurError:
+        raise
+    except Exception as err:  # each runtime raises its own kinds for a file it cannot read
+        raise DeblurError(
+            f"{path} is not a model {RUNTIMES[exported]} can load ({type(err).__name__}: {error_reason(err)})",
+            settings=("model",),
+        ) from None
 
 
 def _savedmodel(path: Path, uint8: bool) -> Runner:
