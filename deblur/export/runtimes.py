@@ -27,7 +27,7 @@ def exported_runner(path: Path, *, threads: int | None = None, uint8: bool = Fal
     its `.bin` (OpenVINO Runtime, compiled with `precision` as its INFERENCE_PRECISION_HINT: f32, bf16 or f16) or a
     SavedModel folder (TensorFlow; `uint8` runs its `serving_default` signature instead of `deblur_float32`).
     `threads`: every core by default, as TensorFlow uses them (the LiteRT interpreter would otherwise pick its
-    own)."""
+    own). A missing file is a MissingFileError, and one its runtime cannot load a DeblurError naming both."""
     path = Path(path)
     threads = threads or os.cpu_count() or 1
     exported = "savedmodel" if path.is_dir() else exported_format(path)
