@@ -523,6 +523,7 @@ def test_a_stopped_engine_run_says_what_it_wrote(model, tmp_path, monkeypatch):
     result = predict(inputs, "--out", tmp_path / "out", "--model", model, "--engine", "ray")
     assert result.exit_code == 130
     assert result.output.splitlines()[-1] == "error: stopped: 1 photo(s) written; the same command goes on from there"
+    assert (tmp_path / "out" / OUTPUTS_MARK).is_file()  # marked before the workers wrote, not only at the end
 
 
 def test_a_codec_asked_of_photos_alone_is_said_to_go_unused_on_the_engine_as_by_plain_predict(

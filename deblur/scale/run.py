@@ -109,6 +109,8 @@ def predict_at_scale(
                 log(Hint(unused))
         if plan.clips and central.get("note"):
             log(central["note"])  # how clips go under this method, once for them all (plain predict says it per clip)
+        if plan.mark and plan.tasks:  # before the workers write: a run stopped after some would have left it unmarked
+            mark_outputs(Path(out))
         segments: dict[str, str] = {}  # a finished segment's file; or the reason it failed, by file
         unusable: set[str] = set()  # work folders of clips that cannot be used: nothing is kept for them
         not_started: dict | None = None
@@ -168,8 +170,6 @@ def predict_at_scale(
             _remove_work(clip)
             report.written.append(str(clip.missing[0]))
         report.seconds = time.perf_counter() - started
-        if plan.mark and report.written:
-            mark_outputs(Path(out))
         try:
             report.failed_list = write_failed_list(out, report.failed)
         except OSError as err:
