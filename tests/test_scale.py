@@ -137,7 +137,8 @@ def test_a_killed_worker_loses_no_output_and_a_stopped_run_is_finished_by_runnin
     assert again.exit_code == 0, again.output
     assert f"{24 - len(done)} done, {len(done)} skipped, 0 failed" in again.output
     assert len(list(out.glob("*.png"))) == 24
-    assert not [path for path in out.iterdir() if path.name.startswith(".")]  # no half-written file left
+    hidden = [path.name for path in out.iterdir() if path.name.startswith(".")]
+    assert hidden == [OUTPUTS_MARK]  # no half-written file left
     for path in out.glob("*.png"):
         assert Image.open(path).size == (480, 360)
 
@@ -523,7 +524,7 @@ def test_a_stopped_engine_run_says_what_it_wrote(model, tmp_path, monkeypatch):
     result = predict(inputs, "--out", tmp_path / "out", "--model", model, "--engine", "ray")
     assert result.exit_code == 130
     assert result.output.splitlines()[-1] == "error: stopped: 1 photo(s) written; the same command goes on from there"
-    assert (tmp_path / "out" / OUTPUTS_MARK).is_file()  # marked before the workers wrote, not only at the end
+    assert (tmp_path / "out" / OUTPUTS_MARK).is_file()  # marked at the first output, not only at the end
 
 
 def test_a_codec_asked_of_photos_alone_is_said_to_go_unused_on_the_engine_as_by_plain_predict(

@@ -109,13 +109,15 @@ def predict_at_scale(
                 log(Hint(unused))
         if plan.clips and central.get("note"):
             log(central["note"])  # how clips go under this method, once for them all (plain predict says it per clip)
-        if plan.mark and plan.tasks:  # before the workers write: a run stopped after some would have left it unmarked
-            mark_outputs(Path(out))
         segments: dict[str, str] = {}  # a finished segment's file; or the reason it failed, by file
         unusable: set[str] = set()  # work folders of clips that cannot be used: nothing is kept for them
         not_started: dict | None = None
+        unmarked = plan.mark
         try:
             for row in run_on_ray(plan.tasks, worker, workers=workers, address=run.address, progress=progress):
+                if unmarked and row["status"] == OK:  # at the first output or segment: a stopped run's folder too
+                    mark_outputs(Path(out))
+                    unmarked = False
                 if row["status"] == NOT_STARTED:  # every task of the job says so, at once: the job ends on it below
                     not_started = not_started or row
                 elif row["status"] == NO_ROOM:
