@@ -33,6 +33,12 @@ def is_whole_number(value: object) -> bool:
     return isinstance(value, numbers.Integral) and not isinstance(value, bool)
 
 
+def is_real_number(value: object) -> bool:
+    """Whether a setting's value is a real number (Python's or NumPy's, NaN among them), bool not among them: a
+    string had failed in the comparison after it, as a TypeError, or deep inside NumPy."""
+    return isinstance(value, numbers.Real) and not isinstance(value, bool)
+
+
 class Interrupted(DeblurError):
     """Stopped by Ctrl-C or SIGTERM; the message says what was kept for the next run."""
 

@@ -439,8 +439,12 @@ def encode_photo(rgb: np.ndarray, like: Photo, options: WriteOptions | str = "pn
 
 def raw_files(paths: Sequence[str | Path]) -> str:
     """What a folder's camera RAW files are told: how many, the first few, and what to do with them."""
-    named = ", ".join(str(path) for path in paths[:3]) + (", ..." if len(paths) > 3 else "")
-    return f"{len(paths)} camera RAW file(s) ({named}): {RAW_ADVICE}"
+    return f"{len(paths)} camera RAW file(s) ({first_few(paths)}): {RAW_ADVICE}"
+
+
+def first_few(items: Sequence[object]) -> str:
+    """The first three of `items` (files or folders), and "..." where there are more: how a message names many."""
+    return ", ".join(str(item) for item in items[:3]) + (", ..." if len(items) > 3 else "")
 
 
 def check_format_holds(width: int, height: int, fmt: str, name: str) -> None:

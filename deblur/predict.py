@@ -26,6 +26,7 @@ from deblur.imageio import (
     READ_SUFFIXES,
     ImageReadError,
     find_photos_and_raw,
+    first_few,
     is_photo,
     lost_in,
     mark_outputs,
@@ -406,10 +407,9 @@ def predict_one(
 
 def earlier_outputs(folders: Sequence[Path | str]) -> str:
     """What is said of the folders of earlier runs' outputs a search left out (`deblur.imageio.OUTPUTS_MARK`)."""
-    named = ", ".join(str(folder) for folder in folders[:3]) + (", ..." if len(folders) > 3 else "")
     return (
-        f"left out {len(folders)} folder(s) of an earlier run's outputs ({named}; each holds a {OUTPUTS_MARK} file), "
-        "not to deblur them twice; give one by name to deblur what is in it"
+        f"left out {len(folders)} folder(s) of an earlier run's outputs ({first_few(folders)}; each holds a "
+        f"{OUTPUTS_MARK} file), not to deblur them twice; give one by name to deblur what is in it"
     )
 
 

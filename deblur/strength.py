@@ -8,18 +8,16 @@ NumPy only: the CLI and the server read the range from here, and the page applie
 
 from __future__ import annotations
 
-import numbers
-
 import numpy as np
 
-from deblur.errors import SettingError
+from deblur.errors import SettingError, is_real_number
 
 DEFAULT_STRENGTH = 1.0
 MAX_STRENGTH = 1.5
 
 
 def check_strength(strength: float) -> None:
-    if isinstance(strength, bool) or not isinstance(strength, numbers.Real):  # "1" had been a TypeError in the check
+    if not is_real_number(strength):  # "1" had been a TypeError in the check
         raise SettingError(
             f"strength must be a number from 0 to {MAX_STRENGTH:g}: {strength!r}", settings=("strength",)
         )

@@ -53,7 +53,7 @@ from deblur.files import (
     start_work,
     work_folder,
 )
-from deblur.imageio import ImageReadError, find_photos_and_raw, peek_photo, raw_files, read_photo
+from deblur.imageio import ImageReadError, find_photos_and_raw, first_few, peek_photo, raw_files, read_photo
 
 PARTS_FORMAT = 1  # the work folder's layout and the pairs' recipe: another version's parts start over
 RECIPE = "recipe.json"  # in the work folder: what the pairs are made with
@@ -86,11 +86,10 @@ def synth_recipe(config: str | Path | None = None, **overrides) -> SynthConfig:
 
 def _outputs_left_out(folders: list[Path]) -> str:
     """What is said of the folders of `deblur predict`'s outputs under --src (`deblur.imageio.OUTPUTS_MARK`)."""
-    named = ", ".join(str(folder) for folder in folders[:3]) + (", ..." if len(folders) > 3 else "")
     return (
-        f"left out {len(folders)} folder(s) of deblur predict's outputs ({named}): deblurred photos are not the sharp "
-        "photos pairs are made from, and would repeat their originals, across the split too; give one as --src to "
-        "use it"
+        f"left out {len(folders)} folder(s) of deblur predict's outputs ({first_few(folders)}): deblurred photos are "
+        "not the sharp photos pairs are made from, and would repeat their originals, across the split too; give one "
+        "as --src to use it"
     )
 
 

@@ -9,14 +9,13 @@ here from the paper.
 
 from __future__ import annotations
 
-import numbers
 import os
 from concurrent.futures import ThreadPoolExecutor
 from functools import lru_cache
 
 import numpy as np
 
-from deblur.errors import SettingError
+from deblur.errors import SettingError, is_real_number
 from deblur.image_array import ImageArrayError, as_image
 from deblur.shake.fourier import centre_of_mass, otf, padded_shape, wrap_edges
 from deblur.shake.split import Shrink, growing, split
@@ -43,9 +42,9 @@ def deconvolve(
     a result laid over the photo, blended with it (`--strength`) or given to the kernel-aware network with it
     must sit where the photo does.
     """
-    if not _is_real(exponent) or not 0 < exponent <= 1:
+    if not is_real_number(exponent) or not 0 < exponent <= 1:
         raise SettingError(f"the gradient prior's exponent must be in (0, 1], not {exponent!r}", settings=("exponent",))
-    if not _is_real(fidelity) or not 0 < fidelity < np.inf:  # 0 and NaN had given an image of NaN, -1 a wrong one
+    if not is_real_number(fidelity) or not 0 < fidelity < np.inf:  # 0 and NaN had given an image of NaN, -1 a wrong one
         raise SettingError(
             f"fidelity must be a positive number (default {FIDELITY:g}); got {fidelity!r}", settings=("fidelity",)
         )
@@ -70,10 +69,6 @@ def soft_shrink(gx: np.ndarray, gy: np.ndarray, beta: float) -> tuple[np.ndarray
     gx -= np.clip(gx, -1 / beta, 1 / beta)
     gy -= np.clip(gy, -1 / beta, 1 / beta)
     return gx, gy
-
-
-def _is_real(value: object) -> bool:
-    return isinstance(value, numbers.Real) and not isinstance(value, bool) and value == value  # NaN is not itself
 
 
 def _as_kernel(kernel: np.ndarray) -> np.ndarray:

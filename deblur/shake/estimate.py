@@ -10,7 +10,6 @@ long: fewer pixels, and a shorter kernel to find.
 
 from __future__ import annotations
 
-import numbers
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
@@ -19,7 +18,7 @@ import numpy as np
 from PIL import Image
 from scipy import fft, ndimage
 
-from deblur.errors import SettingError
+from deblur.errors import SettingError, is_real_number
 from deblur.image_array import as_image, as_pixels
 from deblur.shake.deconvolve import FIDELITY, THREADS, soft_shrink
 from deblur.shake.edges import edge_threshold, strong_edges
@@ -166,7 +165,7 @@ def estimate_kernel(blurry: np.ndarray, settings: EstimateSettings = EstimateSet
             settings=("settings",),
         )
     weights = (settings.smoothness, *settings.candidates)
-    if not all(isinstance(w, numbers.Real) and not isinstance(w, bool) and 0 < w < np.inf for w in weights):
+    if not all(is_real_number(weight) and 0 < weight < np.inf for weight in weights):
         # the latent's splitting grows its weight from the L0 weight up to beta_max: from 0 or below, never (a hang)
         raise SettingError(
             f"the L0 weights (smoothness, candidates) must be positive numbers; got {weights!r}", settings=("settings",)
