@@ -11,7 +11,6 @@ long: fewer pixels, and a shorter kernel to find.
 from __future__ import annotations
 
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -20,9 +19,11 @@ from scipy import fft, ndimage
 
 from deblur.errors import SettingError, is_real_number
 from deblur.image_array import as_image, as_pixels
-from deblur.shake.deconvolve import FIDELITY, THREADS, soft_shrink
+from deblur.shake import deconvolve
+from deblur.shake.deconvolve import FIDELITY, soft_shrink
 from deblur.shake.edges import edge_threshold, strong_edges
 from deblur.shake.fourier import gradients, kernel_of, spectrum, wrap_edges
+from deblur.shake.helper import side_by_side
 from deblur.shake.pick import chosen, deconvolved_sparsity
 from deblur.shake.split import growing, split
 from deblur.shake.tries import MORE_WEIGHTS, check_estimates
@@ -156,8 +157,9 @@ def resize(image: np.ndarray, shape: tuple[int, int]) -> np.ndarray:
 
 def estimate_kernel(blurry: np.ndarray, settings: EstimateSettings = EstimateSettings()) -> Estimate:
     """The camera-shake kernel of an HWC RGB (or HW gray) blurry photo: one estimate per L0 weight (`smoothness`,
-    then `candidates`, side by side on threads), the one whose deconvolution is sharpest kept (`pick.sharpest`; a
-    kernel in pieces, its faint values under 1/`KEPT` of the peak left out, counts against it)."""
+    then `candidates`, side by side, the second in a helper process: `deblur.shake.helper`), the one whose
+    deconvolution is sharpest kept (`pick.sharpest`; a kernel in pieces, its faint values under 1/`KEPT` of the peak
+    left out, counts against it)."""
     if not isinstance(settings, EstimateSettings):  # a number had ended on AttributeError: ... 'smoothness'
         raise SettingError(
             f"the settings are {type(settings).__name__}: give deblur.shake.estimate.EstimateSettings(...), or leave "
@@ -176,16 +178,19 @@ def estimate_kernel(blurry: np.ndarray, settings: EstimateSettings = EstimateSet
     if len(weights) == 1:
         return _estimate(photo, settings)
 
-    def scored(weight: float) -> tuple[Estimate, float]:  # each scored on its own thread, not one after another
-        estimate, fitted, seen = _fitted(photo, replace(settings, smoothness=weight))
-        # at the scale the kernel was last fitted at (at most `refine_side` long), not the photo's: at 12 MP the
-        # whole photo's deconvolution had been most of the second estimate's cost
-        return estimate, deconvolved_sparsity(seen, fitted)
-
-    with ThreadPoolExecutor(min(len(weights), THREADS)) as pool:
-        estimates, scores = zip(*pool.map(scored, weights), strict=True)
+    # side by side, the second in a helper process (`deblur.shake.helper`: on threads they had waited on each other)
+    jobs = [(photo, replace(settings, smoothness=weight)) for weight in weights]
+    estimates, scores = zip(*side_by_side(_scored, jobs, deconvolve.THREADS), strict=True)
     lengths = [_extent(e.kernel) for e in estimates]
     return estimates[chosen(list(scores), lengths, settings.pick_margin, [_broken(e.kernel) for e in estimates])]
+
+
+def _scored(photo: np.ndarray, settings: EstimateSettings) -> tuple[Estimate, float]:
+    """The estimate with one set of settings, and how sharp its deconvolution is (`pick`)."""
+    estimate, fitted, seen = _fitted(photo, settings)
+    # at the scale the kernel was last fitted at (at most `refine_side` long), not the photo's: at 12 MP the whole
+    # photo's deconvolution had been most of the second estimate's cost
+    return estimate, deconvolved_sparsity(seen, fitted)
 
 
 def _estimate(photo: np.ndarray, settings: EstimateSettings) -> Estimate:

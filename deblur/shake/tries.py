@@ -14,11 +14,12 @@ from deblur.errors import SettingError
 # kernel`'s time at 1280x720 on 2 cores, the default 1.55x (deblur/weights/MODEL_CARD.md).
 MORE_WEIGHTS = (0.001, 0.004)
 MOST_ESTIMATES = 1 + len(MORE_WEIGHTS)
-# Tried by default: two. On two cores they run side by side, so the second costs a fraction of its time (`--method
-# kernel` 1.28x at 1280x720 and 1.08x at 12 MP on a 2-core Zen 3; the default about 1.16x), and it escapes some of the
-# first's collapses: `--method kernel` +4.79 -> +5.00 on Lai's 100 (the 75 px kernel +2.25 -> +2.63, every 5th +5.28
-# -> +5.55), the default +3.96 -> +4.10 (75 px +2.07 -> +2.39); on GOPRO's 11 none switches, sharp photos stay or come
-# nearer themselves (deblur/weights/MODEL_CARD.md). On one core they run one after the other.
+# Tried by default: two. On two cores they run side by side (the second in a helper process, `deblur.shake.helper`), so
+# the second costs a fraction of its time (`--method kernel` 1.28x at 1280x720 and 1.08x at 12 MP on a 2-core Zen 3;
+# the default about 1.16x), and it escapes some of the first's collapses: `--method kernel` +4.79 -> +5.00 on Lai's
+# 100 (the 75 px kernel +2.25 -> +2.63, every 5th +5.28 -> +5.55), the default +3.96 -> +4.10 (75 px +2.07 -> +2.39);
+# on GOPRO's 11 none switches, sharp photos stay or come nearer themselves (deblur/weights/MODEL_CARD.md). On one core
+# they run one after the other.
 ESTIMATES = 2
 
 
