@@ -71,6 +71,7 @@ class Deblurrer:
                 f"got {self.precision!r}",
                 settings=("precision",),
             )
+        self._plain_numbers()
         self.kernel_aware = self.model is not None and is_kernel_aware(self.model)
         if self.kernel_aware and self.runner is None:
             self.model = with_gate(self.model)  # its gate beside its output: the kernel-aware way reads it
@@ -84,6 +85,16 @@ class Deblurrer:
         check_strength(self.strength)
         check_ensemble_for(way_of(self.method), self.ensemble)
         check_estimates(self.estimates)
+
+    def _plain_numbers(self) -> None:
+        """NumPy's numbers among the settings as Python's (those of other kinds are refused by their checks): they go
+        into JSON (a clip's work folder, evaluate's scores), where np.int64 had ended a run on a TypeError."""
+        for name in ("tile", "overlap", "call_pixels", "ensemble", "strength", "estimates"):
+            value = getattr(self, name)
+            if isinstance(value, np.integer):
+                setattr(self, name, int(value))
+            elif isinstance(value, np.floating):
+                setattr(self, name, float(value))
 
     def way(self, method: str | None = None) -> Way:
         """The way `method` (by default this Deblurrer's) runs here; SettingError where it needs a model this runs

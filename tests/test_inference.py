@@ -1,3 +1,4 @@
+import json
 from itertools import pairwise
 
 import numpy as np
@@ -606,6 +607,18 @@ def test_estimates_reach_the_ways_that_estimate_the_shake_and_only_those(tmp_pat
     with pytest.raises(SettingError, match="estimates must be 1 to 3; got 4") as caught:
         load_deblurrer(kernel.model_file, method="kernel", estimates=4)
     assert caught.value.settings == ("estimates",)
+
+
+def test_numpy_numbers_are_taken_as_settings_and_kept_as_python_numbers(tmp_path):
+    kernel = load_deblurrer(save_model(tmp_path / "plain"), method="kernel", estimates=np.int64(3))
+    assert kernel.estimates == 3 and type(kernel.estimates) is int  # np.int64(3) had been "must be 1 to 3"
+    network = load_deblurrer(
+        kernel.model_file, tile=np.int64(256), overlap=np.int32(32), ensemble=np.int64(2), strength=np.float32(0.5)
+    )
+    settings = {name: getattr(network, name) for name in ("tile", "overlap", "ensemble", "strength")}
+    assert settings == {"tile": 256, "overlap": 32, "ensemble": 2, "strength": 0.5}
+    assert [type(value) for value in settings.values()] == [int, int, int, float]
+    json.dumps(kernel.identity() | network.identity())  # a clip's work folder: np.int64 had been a TypeError
 
 
 def test_progress_names_the_shake_estimate_before_the_first_model_call_where_one_runs(tmp_path, monkeypatch):

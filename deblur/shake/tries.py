@@ -3,7 +3,7 @@ so that checking it imports no scipy."""
 
 from __future__ import annotations
 
-from deblur.errors import SettingError
+from deblur.errors import SettingError, is_whole_number
 
 # The weights `--estimates` adds, in turn. The estimate sometimes collapses to a blob at the working scale (8 of the 13
 # failures on Lai et al.'s 75 px kernel), and which L0 weight escapes it differs from photo to photo. `--method kernel`,
@@ -25,5 +25,6 @@ ESTIMATES = 2
 
 def check_estimates(estimates: int) -> None:
     """Refuse a number of estimates that is not 1 to `MOST_ESTIMATES` (SettingError naming the setting)."""
-    if isinstance(estimates, bool) or not isinstance(estimates, int) or not 1 <= estimates <= MOST_ESTIMATES:
+    # NumPy's whole numbers too: np.int64(2) had been refused as out of range ("must be 1 to 3; got np.int64(2)")
+    if not is_whole_number(estimates) or not 1 <= estimates <= MOST_ESTIMATES:
         raise SettingError(f"estimates must be 1 to {MOST_ESTIMATES}; got {estimates!r}", settings=("estimates",))
