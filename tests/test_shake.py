@@ -464,6 +464,13 @@ def test_the_kernel_paths_functions_refuse_arrays_that_are_no_photo_or_kernel(ca
         # an L0 weight of 0 or below had never ended: the splitting grows it up to its end from there
         (lambda photo, k: estimate_kernel(photo, EstimateSettings(smoothness=0)), "must be positive numbers; got (0,)"),
         (lambda photo, k: estimate_kernel(photo, EstimateSettings(candidates=(-1,))), "got (0.002, -1)"),
+        # splitting weights that never reach their end: a growth of 1 had never ended, 0.5 on ZeroDivisionError
+        (lambda photo, k: estimate_kernel(photo, EstimateSettings(beta_rate=1)), "got 100000.0 and 1"),
+        (lambda photo, k: estimate_kernel(photo, EstimateSettings(beta_rate=0.5)), "beta_rate a number above 1"),
+        (lambda photo, k: estimate_kernel(photo, EstimateSettings(beta_max=np.inf)), "got inf and 4.0"),
+        (lambda photo, k: estimate_kernel(photo, EstimateSettings(refit_betas=(1.0, 256.0, 1.0))), "growth above 1"),
+        (lambda photo, k: estimate_kernel(photo, EstimateSettings(refit_betas=(0, 256, 8))), "got (0, 256, 8)"),
+        (lambda photo, k: estimate_kernel(photo, EstimateSettings(refit_betas=8)), "got 8"),
     ],
 )
 def test_the_kernel_paths_functions_refuse_settings_that_are_not_ones(call, said):

@@ -172,6 +172,7 @@ def estimate_kernel(blurry: np.ndarray, settings: EstimateSettings = EstimateSet
         raise SettingError(
             f"the L0 weights (smoothness, candidates) must be positive numbers; got {weights!r}", settings=("settings",)
         )
+    _check_splitting(settings)
     # a uint8 or 0-255 photo had been estimated at thresholds made for [0, 1]: a wrong kernel, without a word
     gray = np.ndim(blurry) == 2
     photo = as_pixels(blurry, "the blurry photo") if gray else as_image(blurry, "the blurry photo") @ LUMA
@@ -183,6 +184,27 @@ def estimate_kernel(blurry: np.ndarray, settings: EstimateSettings = EstimateSet
     estimates, scores = zip(*side_by_side(_scored, jobs, deconvolve.THREADS), strict=True)
     lengths = [_extent(e.kernel) for e in estimates]
     return estimates[chosen(list(scores), lengths, settings.pick_margin, [_broken(e.kernel) for e in estimates])]
+
+
+def _check_splitting(settings: EstimateSettings) -> None:
+    """Refuse splitting weights that never reach their end: a growth of 1 (or a start of 0) had never ended, a growth
+    under 1 ended on ZeroDivisionError, and an infinite end never."""
+
+    def grows(start: object, stop: object, rate: object) -> bool:
+        return all(is_real_number(value) and 0 < value < np.inf for value in (start, stop, rate)) and rate > 1
+
+    if not grows(1.0, settings.beta_max, settings.beta_rate):
+        raise SettingError(
+            "beta_max must be a finite positive number and beta_rate a number above 1 (the latent's splitting weight "
+            f"grows by it up to beta_max); got {settings.beta_max!r} and {settings.beta_rate!r}",
+            settings=("settings",),
+        )
+    refit = settings.refit_betas
+    if not (isinstance(refit, tuple | list) and len(refit) == 3 and grows(*refit)):
+        raise SettingError(
+            f"refit_betas must be (start, stop, growth), finite positive numbers, the growth above 1; got {refit!r}",
+            settings=("settings",),
+        )
 
 
 def _scored(photo: np.ndarray, settings: EstimateSettings) -> tuple[Estimate, float]:
