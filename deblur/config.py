@@ -21,7 +21,7 @@ from typing import Any, Literal, get_args
 
 import yaml
 
-from deblur.errors import DeblurError, SettingError
+from deblur.errors import DeblurError, SettingError, is_whole_number
 
 
 class ConfigError(DeblurError, ValueError):
@@ -63,10 +63,12 @@ class ModelConfig:
 
     def __post_init__(self) -> None:
         _check_choice("model.norm", self.norm, Norm)
-        for key, value in (("model.width", self.width), ("model.blocks", self.blocks)):
+        for name in ("width", "blocks"):
+            value = getattr(self, name)
             # as `build_generator`'s arguments: "64" had been a TypeError, 64.5 Keras' "evenly divisible" error
-            if isinstance(value, bool) or not isinstance(value, int):
-                raise ConfigError(f"{key} must be a whole number, got {value!r}")
+            if not is_whole_number(value):
+                raise ConfigError(f"model.{name} must be a whole number, got {value!r}")
+            setattr(self, name, int(value))  # NumPy's as Python's (np.int64(8) had been "must be a whole number")
         _check_positive("model.width", self.width)
         _check_range("model.blocks", self.blocks, 0, 64)
         _check_range("model.dropout", self.dropout, 0.0, 0.99)

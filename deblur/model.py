@@ -290,7 +290,8 @@ def build_generator(
     """
     # Checked as a config's model section is (ConfigError naming the key): called directly, norm="layer" had built a
     # model with no normalization and no biases, and blocks=-1 one with no blocks, without a word.
-    ModelConfig(width, blocks, norm, dropout, zero_init_output, kernel_aware)
+    checked = ModelConfig(width, blocks, norm, dropout, zero_init_output, kernel_aware)
+    width, blocks = checked.width, checked.blocks  # Python's ints, as the saved model's config holds them
     # The skip path stays float32 whatever the policy: bfloat16 would quantize the image it adds back.
     channels = 6 if kernel_aware else 3
     inputs = keras.Input(shape=(None, None, channels), name="blurry_and_deconvolved" if kernel_aware else "blurry")

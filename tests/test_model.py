@@ -1,3 +1,4 @@
+import json
 import re
 
 import keras
@@ -260,6 +261,16 @@ def test_with_gate_gives_the_output_and_the_gate_as_a_fourth_channel_once():
     gate = keras.Model(model.input, model.get_layer("gate").output)(stacked)[:, :30, :42]
     np.testing.assert_allclose(both[..., 3:], gate, atol=1e-6)
     assert with_gate(with_gate(model)).outputs[0].shape[-1] == 4
+
+
+def test_numpy_whole_numbers_build_the_model_and_are_kept_as_python_ints():
+    from deblur.config import ModelConfig
+
+    config = ModelConfig(width=np.int64(8), blocks=np.int32(2))  # had been "model.width must be a whole number"
+    assert (config.width, config.blocks) == (8, 2) and type(config.width) is type(config.blocks) is int
+    model = build_generator(width=np.int64(4), blocks=np.int64(1))
+    assert model.get_layer("head_conv").filters == 4 and type(model.get_layer("head_conv").filters) is int
+    json.dumps(model.get_config())  # as the saved model holds it
 
 
 @pytest.mark.parametrize(
