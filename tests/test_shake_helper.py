@@ -30,6 +30,14 @@ def test_the_second_job_runs_in_the_helper_and_the_rest_here():
     assert helper.side_by_side(os.getpid, [(), ()], cores=2)[1] == pids[1]
 
 
+def test_the_job_here_does_not_wait_for_the_helper_to_read_its_own(monkeypatch):
+    here = threading.Event()  # a helper still starting reads its job after its imports: half a second at first
+    send, on_threads = helper._Helper.send, helper._on_threads
+    monkeypatch.setattr(helper, "_on_threads", lambda *args: here.set() or on_threads(*args))
+    monkeypatch.setattr(helper._Helper, "send", lambda *args: here.wait(timeout=10) and send(*args))
+    assert helper.side_by_side(os.getpid, [(), ()], cores=2)[1] != os.getpid()
+
+
 def test_one_core_or_one_job_starts_no_helper(monkeypatch):
     monkeypatch.setattr(helper, "_helper", None)
     assert helper.side_by_side(os.getpid, [(), ()], cores=1) == [os.getpid()] * 2

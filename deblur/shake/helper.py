@@ -128,17 +128,17 @@ def side_by_side(function: Callable[..., Any], jobs: Sequence[Sequence[Any]], co
     if helper is None:
         return _on_threads(function, jobs, cores)
     try:
-        sent = helper.send(function, jobs[1])
-        here = [jobs[0], *jobs[2:]] if sent else list(jobs)
-        done = _on_threads(function, here, cores - 1 if sent else cores)
+        # sent from a thread: a helper still starting reads its job only after its imports (half a second)
+        with ThreadPoolExecutor(1) as sender:
+            sending = sender.submit(helper.send, function, jobs[1])
+            done = _on_threads(function, [jobs[0], *jobs[2:]], cores - 1)
+            sent = sending.result()
         beside = helper.receive() if sent else _LOST
     except BaseException:  # Ctrl-C or an error here: its reply would be read as the next job's
         helper.stop()
         raise
     finally:
         helper.busy.release()
-    if not sent:
-        return done
     if beside is _LOST:
         beside = function(*jobs[1])
     return [done[0], beside, *done[1:]]
