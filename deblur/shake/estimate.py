@@ -188,7 +188,7 @@ def estimate_kernel(blurry: np.ndarray, settings: EstimateSettings = EstimateSet
 
 def _check_splitting(settings: EstimateSettings) -> None:
     """Refuse splitting weights that never reach their end: a growth of 1 (or a start of 0) had never ended, a growth
-    under 1 ended on ZeroDivisionError, and an infinite end never."""
+    under 1 ended on ZeroDivisionError, and an infinite end on NumPy's "zero-size array to reduction operation"."""
 
     def grows(start: object, stop: object, rate: object) -> bool:
         return all(is_real_number(value) and 0 < value < np.inf for value in (start, stop, rate)) and rate > 1
