@@ -9,6 +9,7 @@ Each subclass also derives from the built-in error it used to be, so `except Val
 from __future__ import annotations
 
 import errno
+import math
 import numbers
 import os
 
@@ -37,6 +38,11 @@ def is_real_number(value: object) -> bool:
     """Whether a setting's value is a real number (Python's or NumPy's, NaN among them), bool not among them: a
     string had failed in the comparison after it, as a TypeError, or deep inside NumPy."""
     return isinstance(value, numbers.Real) and not isinstance(value, bool)
+
+
+def is_positive_number(value: object) -> bool:
+    """Whether a setting's value is a real number above 0 and finite (NaN and inf not among them)."""
+    return is_real_number(value) and 0 < value < math.inf
 
 
 class Interrupted(DeblurError):

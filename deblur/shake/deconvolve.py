@@ -15,7 +15,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from deblur.errors import SettingError, is_real_number
+from deblur.errors import SettingError, is_positive_number, is_real_number
 from deblur.image_array import ImageArrayError, as_image
 from deblur.shake.fourier import centre_of_mass, otf, padded_shape, wrap_edges
 from deblur.shake.split import Shrink, growing, split
@@ -44,7 +44,7 @@ def deconvolve(
     """
     if not is_real_number(exponent) or not 0 < exponent <= 1:
         raise SettingError(f"the gradient prior's exponent must be in (0, 1], not {exponent!r}", settings=("exponent",))
-    if not is_real_number(fidelity) or not 0 < fidelity < np.inf:  # 0 and NaN had given an image of NaN, -1 a wrong one
+    if not is_positive_number(fidelity):  # 0 and NaN had given an image of NaN, -1 a wrong one
         raise SettingError(
             f"fidelity must be a positive number (default {FIDELITY:g}); got {fidelity!r}", settings=("fidelity",)
         )

@@ -17,7 +17,7 @@ import numpy as np
 from PIL import Image
 from scipy import fft, ndimage
 
-from deblur.errors import SettingError, is_real_number
+from deblur.errors import SettingError, is_positive_number
 from deblur.image_array import as_image, as_pixels
 from deblur.shake import deconvolve
 from deblur.shake.deconvolve import FIDELITY, soft_shrink
@@ -167,7 +167,7 @@ def estimate_kernel(blurry: np.ndarray, settings: EstimateSettings = EstimateSet
             settings=("settings",),
         )
     weights = (settings.smoothness, *settings.candidates)
-    if not all(is_real_number(weight) and 0 < weight < np.inf for weight in weights):
+    if not all(is_positive_number(weight) for weight in weights):
         # the latent's splitting grows its weight from the L0 weight up to beta_max: from 0 or below, never (a hang)
         raise SettingError(
             f"the L0 weights (smoothness, candidates) must be positive numbers; got {weights!r}", settings=("settings",)
@@ -191,7 +191,7 @@ def _check_splitting(settings: EstimateSettings) -> None:
     under 1 ended on ZeroDivisionError, and an infinite end on NumPy's "zero-size array to reduction operation"."""
 
     def grows(start: object, stop: object, rate: object) -> bool:
-        return all(is_real_number(value) and 0 < value < np.inf for value in (start, stop, rate)) and rate > 1
+        return all(is_positive_number(value) for value in (start, stop, rate)) and rate > 1
 
     if not grows(1.0, settings.beta_max, settings.beta_rate):
         raise SettingError(

@@ -122,9 +122,7 @@ def side_by_side(function: Callable[..., Any], jobs: Sequence[Sequence[Any]], co
     """`[function(*job) for job in jobs]` on up to `cores` cores: the second job in the helper process, the others
     here (on threads where cores are left). `function` must be importable by name (pickled so), and so must its
     arguments and result."""
-    if len(jobs) < 2 or cores < 2:
-        return [function(*job) for job in jobs]
-    helper = _take()
+    helper = _take() if len(jobs) > 1 and cores > 1 else None
     if helper is None:
         return _on_threads(function, jobs, cores)
     try:
@@ -145,7 +143,7 @@ def side_by_side(function: Callable[..., Any], jobs: Sequence[Sequence[Any]], co
 
 
 def _on_threads(function: Callable[..., Any], jobs: Sequence[Sequence[Any]], cores: int) -> list[Any]:
-    if len(jobs) == 1 or cores < 2:
+    if len(jobs) < 2 or cores < 2:
         return [function(*job) for job in jobs]
     with ThreadPoolExecutor(min(len(jobs), cores)) as pool:
         return list(pool.map(lambda job: function(*job), jobs))
