@@ -17,9 +17,10 @@ import numpy as np
 from PIL import Image
 from scipy import fft, ndimage
 
-from deblur.errors import SettingError, is_positive_number
+from deblur.errors import SettingError
 from deblur.image_array import as_image, as_pixels
 from deblur.shake import deconvolve
+from deblur.shake.checks import check_settings
 from deblur.shake.deconvolve import FIDELITY, soft_shrink
 from deblur.shake.edges import edge_threshold, strong_edges
 from deblur.shake.fourier import gradients, kernel_of, spectrum, wrap_edges
@@ -159,20 +160,15 @@ def estimate_kernel(blurry: np.ndarray, settings: EstimateSettings = EstimateSet
     """The camera-shake kernel of an HWC RGB (or HW gray) blurry photo: one estimate per L0 weight (`smoothness`,
     then `candidates`, side by side, the second in a helper process: `deblur.shake.helper`), the one whose
     deconvolution is sharpest kept (`pick.sharpest`; a kernel in pieces, its faint values under 1/`KEPT` of the peak
-    left out, counts against it)."""
+    left out, counts against it). Settings it cannot use are refused first, each named (`deblur.shake.checks`)."""
     if not isinstance(settings, EstimateSettings):  # a number had ended on AttributeError: ... 'smoothness'
         raise SettingError(
             f"the settings are {type(settings).__name__}: give deblur.shake.estimate.EstimateSettings(...), or leave "
             "them out for the default ones",
             settings=("settings",),
         )
+    check_settings(settings)
     weights = (settings.smoothness, *settings.candidates)
-    if not all(is_positive_number(weight) for weight in weights):
-        # the latent's splitting grows its weight from the L0 weight up to beta_max: from 0 or below, never (a hang)
-        raise SettingError(
-            f"the L0 weights (smoothness, candidates) must be positive numbers; got {weights!r}", settings=("settings",)
-        )
-    _check_splitting(settings)
     # a uint8 or 0-255 photo had been estimated at thresholds made for [0, 1]: a wrong kernel, without a word
     gray = np.ndim(blurry) == 2
     photo = as_pixels(blurry, "the blurry photo") if gray else as_image(blurry, "the blurry photo") @ LUMA
@@ -184,27 +180,6 @@ def estimate_kernel(blurry: np.ndarray, settings: EstimateSettings = EstimateSet
     estimates, scores = zip(*side_by_side(_scored, jobs, deconvolve.THREADS), strict=True)
     lengths = [_extent(e.kernel) for e in estimates]
     return estimates[chosen(list(scores), lengths, settings.pick_margin, [_broken(e.kernel) for e in estimates])]
-
-
-def _check_splitting(settings: EstimateSettings) -> None:
-    """Refuse splitting weights that never reach their end: a growth of 1 (or a start of 0) had never ended, a growth
-    under 1 ended on ZeroDivisionError, and an infinite end on NumPy's "zero-size array to reduction operation"."""
-
-    def grows(start: object, stop: object, rate: object) -> bool:
-        return all(is_positive_number(value) for value in (start, stop, rate)) and rate > 1
-
-    if not grows(1.0, settings.beta_max, settings.beta_rate):
-        raise SettingError(
-            "beta_max must be a finite positive number and beta_rate a number above 1 (the latent's splitting weight "
-            f"grows by it up to beta_max); got {settings.beta_max!r} and {settings.beta_rate!r}",
-            settings=("settings",),
-        )
-    refit = settings.refit_betas
-    if not (isinstance(refit, tuple | list) and len(refit) == 3 and grows(*refit)):
-        raise SettingError(
-            f"refit_betas must be (start, stop, growth), finite positive numbers, the growth above 1; got {refit!r}",
-            settings=("settings",),
-        )
 
 
 def _scored(photo: np.ndarray, settings: EstimateSettings) -> tuple[Estimate, float]:
