@@ -48,7 +48,9 @@ def test_one_core_or_one_job_starts_no_helper(monkeypatch):
 def test_a_jobs_error_is_raised_here_and_the_helper_goes_on():
     with pytest.raises(ValueError, match="'x'"):
         helper.side_by_side(int, [("1",), ("x",)], cores=2)
+    started = helper._helper.process.pid
     assert helper.side_by_side(int, [("1",), ("2",)], cores=2) == [1, 2]
+    assert helper._helper.process.pid == started  # the same one: it had been stopped and another started
 
 
 def test_a_lost_helper_s_job_runs_here_and_the_next_call_starts_another(monkeypatch):

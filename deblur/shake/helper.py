@@ -59,17 +59,15 @@ class _Helper:
             self.stop()
             return False
 
-    def receive(self) -> Any:
-        """The job's result; its exception raised here; `_LOST` if the helper ended first."""
+    def receive(self) -> tuple[bool, Any]:
+        """(True, the job's result) or (False, its exception); (False, `_LOST`) if the helper ended first."""
         try:
-            ok, value = pickle.load(self.process.stdout)
+            reply = pickle.load(self.process.stdout)
         except (OSError, EOFError, pickle.UnpicklingError):
             self.stop()
-            return _LOST
+            return False, _LOST
         self.answered = True
-        if not ok:
-            raise value
-        return value
+        return reply
 
     def stop(self) -> None:
         if self.alive():
@@ -131,7 +129,7 @@ def side_by_side(function: Callable[..., Any], jobs: Sequence[Sequence[Any]], co
             sending = sender.submit(helper.send, function, jobs[1])
             done = _on_threads(function, [jobs[0], *jobs[2:]], cores - 1)
             sent = sending.result()
-        beside = helper.receive() if sent else _LOST
+        ok, beside = helper.receive() if sent else (False, _LOST)
     except BaseException:  # Ctrl-C or an error here: its reply would be read as the next job's
         helper.stop()
         raise
@@ -139,6 +137,8 @@ def side_by_side(function: Callable[..., Any], jobs: Sequence[Sequence[Any]], co
         helper.busy.release()
     if beside is _LOST:
         beside = function(*jobs[1])
+    elif not ok:  # raised only now: its reply was read whole, so the helper is kept for the next photo
+        raise beside
     return [done[0], beside, *done[1:]]
 
 
