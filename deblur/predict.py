@@ -280,6 +280,12 @@ def deblur_photos(
     nothing in them and name clashes are refused at once), open the model and say which, and deblur every photo
     and clip into the output folder."""
     check_predict_settings(settings)
+    if settings.run.engine is not None:  # it had run here, without a word, as if no engine were named
+        raise SettingError(
+            f"the settings name the {settings.run.engine!r} engine, and deblur_photos deblurs in this process: give "
+            "them to deblur.scale.run.predict_at_scale, or leave the engine out",
+            settings=("engine",),
+        )
     plan = plan_inputs(settings.read.inputs, settings.write, settings.read.max_pixels)
     if plan.missing:
         missing = ", ".join(str(path) for path in plan.missing)

@@ -10,7 +10,9 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from deblur.errors import SettingError
+import numpy as np
+
+from deblur.errors import SettingError, is_whole_number
 from deblur.imageio import DEFAULT_MAX_PIXELS, WriteOptions, check_format_holds
 from deblur.paths import ModelChoice
 from deblur.runtime import DEFAULT_RUNTIME
@@ -34,12 +36,22 @@ class ReadSettings:
     def __post_init__(self) -> None:
         # One path as a string had been read letter by letter, its "." deblurring the current folder.
         inputs = (self.inputs,) if isinstance(self.inputs, str | Path) else self.inputs
+        for item in inputs:
+            if not isinstance(item, str | os.PathLike):  # had been os.fspath's TypeError
+                kind = type(item).__name__
+                raise SettingError(f"an input is {kind} {item!r}: name a photo, clip or folder by its path")
         inputs = tuple(os.fspath(item) for item in inputs)  # the engine's planner reads URLs from strings
         object.__setattr__(self, "inputs", inputs)
         if not inputs:  # nothing to read had ended as a report of nothing done
             raise SettingError("no inputs: name a photo, clip or folder")
         if any(not item.strip() for item in inputs):  # an unset "$VAR": "." would deblur this folder
             raise SettingError("an input is an empty path: name a photo, clip or folder")
+        # NaN had let any size through, -1 refused every photo as too large, "x" ended on a TypeError
+        if not (is_whole_number(self.max_pixels) and self.max_pixels >= 1):
+            raise SettingError(
+                f"max_pixels must be a whole number of pixels, at least 1; got {self.max_pixels!r}",
+                settings=("max_pixels",),
+            )
 
 
 @dataclass(frozen=True)
@@ -104,6 +116,11 @@ class WriteSettings:
     def __post_init__(self) -> None:
         if not str(self.out).strip():  # an unset variable in a script (--out "$DIR"): "." would be meant by nobody
             raise SettingError("the output folder is empty: name one", settings=("out",))
+        switches = ("strip_metadata", "keep_extension", "side_by_side", "overwrite")
+        if wrong := [name for name in switches if not isinstance(getattr(self, name), bool | np.bool_)]:
+            # overwrite="no" had replaced the outputs: a string is true
+            given = ", ".join(f"{name}={getattr(self, name)!r}" for name in wrong)
+            raise SettingError(f"{', '.join(wrong)} must be True or False; got {given}", settings=tuple(wrong))
         self.photo  # checks the format and quality  # noqa: B018
 
     @property

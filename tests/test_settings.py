@@ -45,3 +45,45 @@ def test_settings_of_the_wrong_kind_are_named_with_the_one_to_give():
     for run in (deblur_photos, predict_at_scale):  # both had been an AttributeError of None
         with pytest.raises(SettingError, match=r"the settings are NoneType: give deblur.settings.PredictSettings\("):
             run(None)
+
+
+@pytest.mark.parametrize(
+    "given, said",
+    [
+        # NaN had let any size through, -1 refused every photo as too large, "x" ended on a TypeError
+        (dict(max_pixels=float("nan")), "max_pixels must be a whole number of pixels, at least 1; got nan"),
+        (dict(max_pixels=-1), "got -1"),
+        (dict(max_pixels="x"), "got 'x'"),
+        # had been os.fspath's "expected str, bytes or os.PathLike object, not int"
+        (dict(inputs=["photo.jpg", 5]), "an input is int 5: name a photo, clip or folder by its path"),
+    ],
+)
+def test_what_to_read_is_refused_by_name_where_it_cannot_be_read(given, said):
+    with pytest.raises(SettingError) as refused:
+        ReadSettings(**{"inputs": ("photo.jpg",), **given})
+    assert said in str(refused.value)
+
+
+def test_a_switch_given_as_anything_but_true_or_false_is_refused():
+    # overwrite="no" had replaced existing outputs: a string is true
+    with pytest.raises(SettingError, match="side_by_side, overwrite must be True or False; got side_by_side=1, ov"):
+        WriteSettings(overwrite="no", side_by_side=1)
+    import numpy as np
+
+    assert WriteSettings(overwrite=np.bool_(True)).overwrite  # NumPy's bool is one
+
+
+def test_settings_naming_an_engine_are_not_run_here_without_it(tmp_path):
+    from deblur.predict import deblur_photos
+    from deblur.settings import DeblurSettings, PredictSettings, RunSettings
+
+    photo = tmp_path / "photo.png"
+    settings = PredictSettings(
+        ReadSettings((str(photo),)),
+        DeblurSettings(method="kernel"),
+        WriteSettings(str(tmp_path / "out")),
+        RunSettings(engine="ray"),
+    )
+    with pytest.raises(SettingError, match="name the 'ray' engine, and deblur_photos deblurs in this process"):
+        deblur_photos(settings)  # had deblurred here as if no engine were named
+    assert not (tmp_path / "out").exists()
