@@ -13,6 +13,8 @@ import math
 import numbers
 import os
 
+import numpy as np
+
 
 class DeblurError(Exception):
     """A user error. `settings` are the names of the options concerned, e.g. ("tile",) or ("out", "overwrite")."""
@@ -43,6 +45,15 @@ def is_real_number(value: object) -> bool:
 def is_positive_number(value: object) -> bool:
     """Whether a setting's value is a real number above 0 and finite (NaN and inf not among them)."""
     return is_real_number(value) and 0 < value < math.inf
+
+
+def check_switches(**switches: object) -> None:
+    """Refuse switches that are not True or False (NumPy's bool is one), naming each: a string is true, so
+    overwrite="no" had replaced outputs, and float16="no" asked for float16 weights."""
+    wrong = {name: value for name, value in switches.items() if not isinstance(value, bool | np.bool_)}
+    if wrong:
+        given = ", ".join(f"{name}={value!r}" for name, value in wrong.items())
+        raise SettingError(f"{', '.join(wrong)} must be True or False; got {given}", settings=tuple(wrong))
 
 
 class Interrupted(DeblurError):

@@ -10,9 +10,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import numpy as np
-
-from deblur.errors import SettingError, is_whole_number
+from deblur.errors import SettingError, check_switches, is_whole_number
 from deblur.imageio import DEFAULT_MAX_PIXELS, WriteOptions, check_format_holds
 from deblur.paths import ModelChoice
 from deblur.runtime import DEFAULT_RUNTIME
@@ -116,11 +114,12 @@ class WriteSettings:
     def __post_init__(self) -> None:
         if not str(self.out).strip():  # an unset variable in a script (--out "$DIR"): "." would be meant by nobody
             raise SettingError("the output folder is empty: name one", settings=("out",))
-        switches = ("strip_metadata", "keep_extension", "side_by_side", "overwrite")
-        if wrong := [name for name in switches if not isinstance(getattr(self, name), bool | np.bool_)]:
-            # overwrite="no" had replaced the outputs: a string is true
-            given = ", ".join(f"{name}={getattr(self, name)!r}" for name in wrong)
-            raise SettingError(f"{', '.join(wrong)} must be True or False; got {given}", settings=tuple(wrong))
+        check_switches(
+            strip_metadata=self.strip_metadata,
+            keep_extension=self.keep_extension,
+            side_by_side=self.side_by_side,
+            overwrite=self.overwrite,
+        )
         self.photo  # checks the format and quality  # noqa: B018
 
     @property

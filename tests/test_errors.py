@@ -55,3 +55,39 @@ def test_tensorflows_full_disk_is_the_os_error_it_is_and_an_atomic_write_names_i
     with pytest.raises(tf.errors.ResourceExhaustedError), atomic_path(tmp_path / "model.tflite"):
         raise out_of_memory
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_switch_that_is_not_true_or_false_is_named():
+    import numpy as np
+
+    from deblur.errors import SettingError, check_switches
+
+    check_switches(overwrite=False, align=np.bool_(True))  # NumPy's bool is one
+    with pytest.raises(SettingError, match="overwrite, align must be True or False; got overwrite='no', align=1"):
+        check_switches(overwrite="no", align=1, baselines=True)
+
+
+def test_the_functions_that_replace_outputs_refuse_overwrite_as_a_string(tmp_path):
+    # a string is true: overwrite="no" had replaced the outputs it was meant to keep
+    from types import SimpleNamespace
+
+    from deblur.config import load_config
+    from deblur.errors import SettingError
+    from deblur.evaluation.evaluate import evaluate_model
+    from deblur.export.exporter import ExportRequest
+    from deblur.settings import WriteSettings
+    from deblur.timings.run import run_timings
+    from deblur.video.predict import deblur_clip
+
+    deblurrer = SimpleNamespace(many=lambda *_: None)
+    calls = [
+        lambda: ExportRequest("onnx", tmp_path / "m.onnx", overwrite="no"),
+        lambda: evaluate_model(None, tmp_path, out=tmp_path / "r.json", overwrite="no"),
+        lambda: run_timings(load_config("smoke", ["data.root=null"]), "quick", tmp_path / "t", overwrite="no"),
+        lambda: deblur_clip(tmp_path / "c.mp4", tmp_path / "d.mp4", deblurrer, overwrite="no"),
+        lambda: WriteSettings(str(tmp_path / "out"), overwrite="no"),
+    ]
+    for call in calls:
+        with pytest.raises(SettingError, match="overwrite must be True or False; got overwrite='no'"):
+            call()
+    assert sorted(tmp_path.iterdir()) == []

@@ -20,7 +20,7 @@ from deblur.console import progress_bar
 from deblur.data.pairs import DatasetError, Pair, Splits, check_pairs, discover, problem_listing
 from deblur.data.sequence import load_rgb
 from deblur.data.writer import kernel_file
-from deblur.errors import Interrupted, OutputExistsError, SettingError, is_whole_number
+from deblur.errors import Interrupted, OutputExistsError, SettingError, check_switches, is_whole_number
 from deblur.evaluation.align import aligned_scores, smallest_side
 from deblur.evaluation.baselines import WITH_KERNEL, WITHOUT_KERNEL
 from deblur.evaluation.report import EvaluationReport, ImageResult
@@ -93,6 +93,7 @@ def evaluate(
             "one (or deblur.evaluate_model(model, data) does both)",
             settings=("deblurrer",),
         )
+    check_switches(baselines=baselines, align=align)
     if not pairs:  # a report of no image has no mean, and had looked like a run that scored nothing
         raise DatasetError("no pairs to evaluate: `deblur.evaluation_pairs(root)` lists a dataset's")
     report = EvaluationReport(
@@ -163,6 +164,7 @@ def evaluate_model(
     """`deblur evaluate`: load the model (`model` as `deblur.paths.choose_model` takes it), score it on the pairs
     of `data`, and write the report as JSON to `out` (atomically; an existing file only with `overwrite`, checked
     before anything runs)."""
+    check_switches(baselines=baselines, align=align, overwrite=overwrite)  # before the model loads
     out = None if out is None else Path(out)
     if overwrite and out is None:  # it went unused without a word
         raise SettingError(

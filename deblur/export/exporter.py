@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, get_args
 
-from deblur.errors import OutputExistsError, SettingError
+from deblur.errors import OutputExistsError, SettingError, check_switches
 from deblur.files import as_path, atomic_dir, atomic_path, check_parent, refuse_existing
 from deblur.paths import EXPORT_SUFFIXES, exported_format
 
@@ -46,6 +46,7 @@ class ExportRequest:
         object.__setattr__(self, "out", as_path(self.out, "the export's out", "out"))
         if self.calibration is not None:
             object.__setattr__(self, "calibration", as_path(self.calibration, "the calibration folder", "calibration"))
+        check_switches(overwrite=self.overwrite, float16=self.float16)
         if self.fmt not in get_args(ExportFormat):
             raise SettingError(
                 f"format must be one of {', '.join(get_args(ExportFormat))}; got {self.fmt!r}", settings=("format",)

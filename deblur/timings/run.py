@@ -16,7 +16,7 @@ import keras
 from deblur.config import MIN_PATCH_SIZE, Config, load_config
 from deblur.data.demo import ensure_demo_dataset
 from deblur.data.pairs import preflight
-from deblur.errors import Interrupted, OutputExistsError, SettingError, error_reason
+from deblur.errors import Interrupted, OutputExistsError, SettingError, check_switches, error_reason
 from deblur.files import as_path, atomic_write_text, check_folder, refuse_folder
 from deblur.hardware import cpu_bf16_flags, describe_device, gpu_compute_capabilities, keras_backend
 from deblur.model import GRADIENTS, build_generator
@@ -146,6 +146,7 @@ def run_timings(
     workload from `preset` (a Preset, or one of `PRESETS` by name); `stages` as `timings` takes them.
     """
     preset, out = _preset(preset), as_path(out, "the timings' folder", "out")  # a preset by name, a str path
+    check_switches(pipeline_only=pipeline_only, overwrite=overwrite)
     if isinstance(stages, str):  # one string, its letters had each been "unknown stage"
         stages = [name.strip() for name in stages.split(",") if name.strip()]
     if pipeline_only and stages:  # the loaders are timed without any stage: the stages had gone unread, unsaid

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
-from deblur.errors import SettingError
+from deblur.errors import SettingError, check_switches
 from deblur.files import (
     as_path,
     full_disk_named,
@@ -139,6 +139,7 @@ def deblur_clip(
             f"the deblurrer is {type(deblurrer).__name__}: deblur.load_deblurrer(model) opens one",
             settings=("deblurrer",),
         )
+    check_switches(overwrite=overwrite)
     started = time.perf_counter()
     pair = side_by_side_path(target) if options.side_by_side else None
     outputs = (target, pair) if pair else (target,)
