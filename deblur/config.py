@@ -74,6 +74,9 @@ class ModelConfig:
         _check_range("model.dropout", self.dropout, 0.0, 0.99)
 
 
+SMALLEST_MAX_SIDE = 16  # px: the least longer side `data synth --max-side` scales photos to
+
+
 @dataclass
 class SynthConfig:
     """Synthetic camera-shake blur, used by the embedded demo dataset and `deblur data synth`."""

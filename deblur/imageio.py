@@ -25,7 +25,7 @@ from typing import BinaryIO, Literal, TypeVar, get_args
 import numpy as np
 from PIL import Image, ImageOps, UnidentifiedImageError
 
-from deblur.errors import DeblurError, SettingError
+from deblur.errors import DeblurError, SettingError, is_whole_number
 from deblur.files import atomic_path, atomic_write_text
 from deblur.photo16 import (
     GRAY,
@@ -119,14 +119,25 @@ class WriteOptions:
             )
         if self.quality is None:
             return
-        if not 1 <= self.quality <= 100:
-            raise SettingError(f"quality must be from 1 to 100: {self.quality}", settings=("quality",))
+        if not (is_whole_number(self.quality) and 1 <= self.quality <= 100):  # "80" had ended on a TypeError
+            raise SettingError(
+                f"quality must be a whole number from 1 to 100; got {self.quality!r}", settings=("quality",)
+            )
         if self.fmt not in LOSSY_FORMATS:  # `--quality 80` without `--format jpg` had written PNGs without a word
             raise SettingError(
                 f"quality is for {' and '.join(LOSSY_FORMATS)}, and {self.fmt} is written without loss: give the "
                 "format too",
                 settings=("quality", "format"),
             )
+
+
+def check_max_pixels(max_pixels: object) -> None:
+    """Refuse a pixel limit that is no whole number of at least 1: NaN had let any size through, -1 refused every
+    photo and clip as too large, a string ended on a TypeError."""
+    if not (is_whole_number(max_pixels) and max_pixels >= 1):
+        raise SettingError(
+            f"max_pixels must be a whole number of pixels, at least 1; got {max_pixels!r}", settings=("max_pixels",)
+        )
 
 
 def format_for(path: str | Path, fmt: str | None = None) -> str:

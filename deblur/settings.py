@@ -10,8 +10,8 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from deblur.errors import SettingError, check_switches, is_whole_number
-from deblur.imageio import DEFAULT_MAX_PIXELS, WriteOptions, check_format_holds
+from deblur.errors import SettingError, check_switches
+from deblur.imageio import DEFAULT_MAX_PIXELS, WriteOptions, check_format_holds, check_max_pixels
 from deblur.paths import ModelChoice
 from deblur.runtime import DEFAULT_RUNTIME
 from deblur.shake.tries import ESTIMATES
@@ -44,12 +44,7 @@ class ReadSettings:
             raise SettingError("no inputs: name a photo, clip or folder")
         if any(not item.strip() for item in inputs):  # an unset "$VAR": "." would deblur this folder
             raise SettingError("an input is an empty path: name a photo, clip or folder")
-        # NaN had let any size through, -1 refused every photo as too large, "x" ended on a TypeError
-        if not (is_whole_number(self.max_pixels) and self.max_pixels >= 1):
-            raise SettingError(
-                f"max_pixels must be a whole number of pixels, at least 1; got {self.max_pixels!r}",
-                settings=("max_pixels",),
-            )
+        check_max_pixels(self.max_pixels)
 
 
 @dataclass(frozen=True)

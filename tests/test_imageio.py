@@ -432,3 +432,12 @@ def test_the_format_written_is_the_one_asked_for_else_the_names_else_png():
         format_for("a.avif")
     with pytest.raises(SettingError, match=r"format must be one of png, jpg, webp, bmp, tiff; got 'gif'"):
         format_for("a", "gif")
+
+
+def test_a_quality_that_is_no_whole_number_from_1_to_100_is_named():
+    from deblur.errors import SettingError
+
+    for quality, said in [(0, "got 0"), ("80", "got '80'"), (80.5, "got 80.5")]:  # "80" had been a TypeError
+        with pytest.raises(SettingError, match=f"quality must be a whole number from 1 to 100; {said}"):
+            WriteOptions("jpg", quality)
+    assert WriteOptions("jpg", np.int64(80)).quality == 80

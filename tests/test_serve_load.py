@@ -77,6 +77,22 @@ def test_a_port_in_use_is_one_clear_error():
         taken.close()
 
 
+def test_a_port_or_limit_that_cannot_be_used_is_named():
+    from deblur.errors import SettingError
+    from deblur.serve.limits import Limits
+    from deblur.serve.server import listen
+
+    # had been socket's TypeError "'str' object cannot be interpreted as an integer"
+    with pytest.raises(SettingError, match="cannot listen on 127.0.0.1:8000: 'str' object cannot be interpreted"):
+        listen("127.0.0.1", "8000")
+    # NaN had let any size through, -1 refused every request, a string ended on a TypeError inside a request
+    with pytest.raises(SettingError, match="the server's limits: max_pixels must be a whole number, at least 1; got n"):
+        Limits(max_pixels=float("nan"))
+    with pytest.raises(SettingError, match="waiting must be .* got -1; max_video_seconds must be .* above 0; got 0"):
+        Limits(waiting=-1, max_video_seconds=0)
+    assert Limits(waiting=0).waiting == 0  # none may wait: 503 while one is deblurred
+
+
 def test_a_port_in_use_is_said_before_the_model_loads_and_a_model_that_fails_frees_the_port(monkeypatch):
     import deblur.inference
     from deblur.errors import SettingError

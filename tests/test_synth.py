@@ -342,6 +342,26 @@ def test_existing_out_is_refused(tmp_path):
         synthesize_pairs(src, tmp_path / "pairs", SynthConfig(), log=lambda _: None)
 
 
+@pytest.mark.parametrize(
+    "given, said",
+    [
+        # 0 and NaN had been read as no limit; -5 and 10.5 had refused every photo as too small
+        (dict(max_side=0), "max_side must be a whole number of px, at least 16 (or None: the photos' own size); got 0"),
+        (dict(max_side=float("nan")), "got nan"),
+        (dict(max_side=10.5), "got 10.5"),
+        (dict(val_fraction="0.1"), "val_fraction must be in [0, 1); got '0.1'"),  # had been a TypeError
+    ],
+)
+def test_a_size_or_share_that_cannot_be_used_is_refused_before_any_work(tmp_path, given, said):
+    from deblur.errors import SettingError
+
+    src = make_photos(tmp_path / "photos", names=("camera",))
+    with pytest.raises(SettingError) as refused:
+        synthesize_pairs(src, tmp_path / "pairs", SynthConfig(), log=lambda _: None, **given)
+    assert said in str(refused.value)
+    assert not (tmp_path / "pairs").exists()
+
+
 def test_pairs_inside_the_photos_folder_are_refused(tmp_path):
     src = make_photos(tmp_path / "photos", names=("camera",))
     with pytest.raises(SettingError, match="would take what is written here as its input"):

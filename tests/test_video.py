@@ -288,6 +288,28 @@ def test_a_crf_outside_the_codecs_range_is_refused_before_any_work(tmp_path):
     assert Encoding("vp9", 63).quality == 63 and Encoding("h264").quality == 18
 
 
+@pytest.mark.parametrize(
+    "make, said",
+    [
+        # a codec of another name had been taken, and ended on KeyError 'x' once a crf was given or at the encoder
+        (lambda: Encoding("x"), "codec must be one of h264, h265, vp9, av1; got 'x'"),
+        (lambda: Encoding("h264", 18.5), "crf must be a whole number (or None); got 18.5"),  # went to the encoder
+        # NaN had ended on "cannot convert float NaN to integer"; 0 and -1 ran as if they meant something
+        (lambda: VideoOptions(segment_seconds=float("nan")), "segment_seconds must be a finite number above 0; got na"),
+        (lambda: VideoOptions(segment_seconds=0), "got 0"),
+        (lambda: VideoOptions(max_pixels=float("nan")), "max_pixels must be a whole number of pixels, at least 1"),
+        (lambda: VideoOptions(encoding="vp9"), "encoding is str: give deblur.video.encode.Encoding(codec, crf)"),
+        (lambda: VideoOptions(side_by_side="no"), "side_by_side must be True or False; got side_by_side='no'"),
+    ],
+)
+def test_how_a_clip_is_written_is_refused_by_name_where_it_cannot_be_used(make, said):
+    from deblur.errors import SettingError
+
+    with pytest.raises(SettingError) as refused:
+        make()
+    assert said in str(refused.value)
+
+
 def test_a_mov_clip_in_a_codec_mov_cannot_hold_becomes_mp4(model, tmp_path):
     source = make_clip(tmp_path / "phone.mov", frames=3)
     result = predict(source, "--model", model, "--out", tmp_path / "out", "--codec", "vp9")

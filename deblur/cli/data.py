@@ -16,7 +16,7 @@ from typing import Annotated
 import typer
 
 from deblur.cli.common import LOCAL, PlainUsage, Quiet, local_path
-from deblur.config import SYNTH_HELP, SynthConfig
+from deblur.config import SMALLEST_MAX_SIDE, SYNTH_HELP, SynthConfig
 from deblur.video.pairs import HIGH_FRAME_RATE, MAX_FRAME_RATE, WindowRecipe  # light: PyAV loads on use
 
 app = typer.Typer(help="Make and check datasets.", no_args_is_help=True)
@@ -87,7 +87,7 @@ def synth(
         ),
     ] = 0.1,
     max_side: Annotated[
-        int | None, typer.Option(min=16, help="Scale photos down to this longer side first (e.g. 1280).")
+        int | None, typer.Option(min=SMALLEST_MAX_SIDE, help="Scale photos down to this longer side first (e.g. 1280).")
     ] = None,
     quiet: Quiet = False,
     **recipe,

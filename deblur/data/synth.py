@@ -35,11 +35,11 @@ from pathlib import Path
 import numpy as np
 from PIL import Image
 
-from deblur.config import ConfigError, SynthConfig, check_recipe, load_config
+from deblur.config import SMALLEST_MAX_SIDE, ConfigError, SynthConfig, check_recipe, load_config
 from deblur.console import progress_bar
 from deblur.data.pairs import DatasetError, held_out_count, problem_listing
 from deblur.data.writer import write_pairs
-from deblur.errors import Interrupted, SettingError
+from deblur.errors import Interrupted, SettingError, is_real_number, is_whole_number
 from deblur.files import (
     as_path,
     atomic_write_text,
@@ -113,8 +113,15 @@ def synthesize_pairs(
     check_parent(out, "out")
     _refuse_existing(out)
     check_outside(out, src, ("out", "src"))
-    if not 0.0 <= val_fraction < 1.0:
-        raise SettingError(f"val_fraction must be in [0, 1); got {val_fraction}", settings=("val_fraction",))
+    if not (is_real_number(val_fraction) and 0.0 <= val_fraction < 1.0):  # "0.1" had ended on a TypeError
+        raise SettingError(f"val_fraction must be in [0, 1); got {val_fraction!r}", settings=("val_fraction",))
+    # 0 and NaN had been read as no limit, -5 and 10.5 had refused every photo as too small
+    if max_side is not None and not (is_whole_number(max_side) and max_side >= SMALLEST_MAX_SIDE):
+        raise SettingError(
+            f"max_side must be a whole number of px, at least {SMALLEST_MAX_SIDE} (or None: the photos' own size); "
+            f"got {max_side!r}",
+            settings=("max_side",),
+        )
     earlier: list[Path] = []
     found, raw = find_photos_and_raw([src], outputs=earlier)
     photos = [path for path, _ in found]

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from deblur.errors import SettingError, is_positive_number, is_whole_number
+
 
 @dataclass(frozen=True)
 class Limits:
@@ -18,3 +20,17 @@ class Limits:
     # video is hours on a CPU.
     max_video_bytes: int = 1024 * 2**20
     max_video_seconds: float = 600.0
+
+    def __post_init__(self) -> None:
+        # from Python (the command's options are bounded): NaN had let anything through, -1 refused every request,
+        # a string ended on a TypeError inside a request
+        least = {"max_bytes": 1, "max_pixels": 1, "waiting": 0, "max_video_bytes": 1}
+        wrong = [
+            f"{name} must be a whole number, at least {floor}; got {getattr(self, name)!r}"
+            for name, floor in least.items()
+            if not (is_whole_number(getattr(self, name)) and getattr(self, name) >= floor)
+        ]
+        if not is_positive_number(self.max_video_seconds):
+            wrong.append(f"max_video_seconds must be a finite number above 0; got {self.max_video_seconds!r}")
+        if wrong:
+            raise SettingError("the server's limits: " + "; ".join(wrong), settings=("limits",))

@@ -48,7 +48,7 @@ def listen(host: str, port: int) -> socket.socket:
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
         sock.bind((host, port))
-    except (OSError, OverflowError) as err:
+    except (OSError, OverflowError, TypeError) as err:  # TypeError: a port of "8000", a host of None
         sock.close()
         raise SettingError(f"cannot listen on {host}:{port}: {err}", settings=("host", "port")) from None
     sock.listen(128)

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
-from deblur.errors import SettingError, check_switches
+from deblur.errors import SettingError, check_switches, is_positive_number
 from deblur.files import (
     as_path,
     full_disk_named,
@@ -37,7 +37,7 @@ from deblur.files import (
     to_write,
     work_folder,
 )
-from deblur.imageio import DEFAULT_MAX_PIXELS
+from deblur.imageio import DEFAULT_MAX_PIXELS, check_max_pixels
 from deblur.video.clips import Clip, Frame, VideoReadError, frames_per_segment, probe_clip, read_frames
 from deblur.video.encode import Encoding, JoinReport, SegmentWriter, check_container, join_segments, pixel_format
 from deblur.video.pixels import HDR_TRANSFERS
@@ -65,6 +65,20 @@ class VideoOptions:
     segment_seconds: float = SEGMENT_SECONDS
     strip_metadata: bool = False  # leave out the clip's tags (when and where it was recorded, the camera)
     side_by_side: bool = False  # also <name>_side_by_side: blurry | deblurred
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.encoding, Encoding):  # a codec's name had ended on AttributeError ... 'codec'
+            raise SettingError(
+                f"encoding is {type(self.encoding).__name__}: give deblur.video.encode.Encoding(codec, crf)",
+                settings=("encoding",),
+            )
+        check_max_pixels(self.max_pixels)
+        if not is_positive_number(self.segment_seconds):  # NaN had ended on "cannot convert float NaN to integer"
+            raise SettingError(
+                f"segment_seconds must be a finite number above 0; got {self.segment_seconds!r}",
+                settings=("segment_seconds",),
+            )
+        check_switches(strip_metadata=self.strip_metadata, side_by_side=self.side_by_side)
 
 
 @dataclass
