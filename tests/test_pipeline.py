@@ -25,6 +25,25 @@ def test_train_dataset_names_no_pairs_and_a_batch_it_cannot_draw(pairs):
 
 
 @pytest.mark.parametrize(
+    "given, said",
+    [
+        # past the last shard: tf.data's "buffer_size must be greater than zero"
+        (dict(num_shards=2, shard_index=5), "shard_index must be a whole number from 0 to num_shards - 1 (1); got 5"),
+        (dict(num_shards=2, shard_index=-1), "got -1"),  # had read the last pair alone
+        (dict(num_shards=0), "train_dataset's num_shards must be a whole number of at least 1; got 0"),  # one
+        (dict(num_shards=2.5), "got 2.5"),  # slice indices' TypeError
+        (dict(seed=1.5), "train_dataset's seed must be a whole number; got 1.5"),  # "Cannot convert 1.5 to EagerTensor"
+    ],
+)
+def test_train_dataset_names_shards_and_seeds_it_cannot_use(pairs, given, said):
+    from deblur.errors import SettingError
+
+    with pytest.raises(SettingError) as refused:
+        train_dataset(pairs, patch_size=16, batch_size=2, **given)
+    assert said in str(refused.value)
+
+
+@pytest.mark.parametrize(
     "options",
     [
         PipelineOptions(),

@@ -323,6 +323,20 @@ def check_loader(pairs: list[Pair], patch_size: int, batch_size: int, loader: st
     _check_whole("batch_size", batch_size, 1, loader)
 
 
+def check_shards(num_shards: object, shard_index: object, seed: object, loader: str) -> None:
+    """Refuse shards a loader cannot split its pairs into: a `shard_index` past the last shard had been tf.data's
+    "buffer_size must be greater than zero", a fractional count or seed a TypeError, 0 or -3 shards taken as one."""
+    _check_whole("num_shards", num_shards, 1, loader)
+    if not (is_whole_number(shard_index) and 0 <= shard_index < num_shards):
+        raise SettingError(
+            f"{loader}'s shard_index must be a whole number from 0 to num_shards - 1 ({num_shards - 1}); got "
+            f"{shard_index!r}",
+            settings=("shard_index",),
+        )
+    if not is_whole_number(seed):
+        raise SettingError(f"{loader}'s seed must be a whole number; got {seed!r}", settings=("seed",))
+
+
 def _short(value: object) -> str:
     text = repr(value)
     return text if len(text) <= 60 else f"{text[:57]}..."

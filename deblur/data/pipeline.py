@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import tensorflow as tf
 
-from deblur.data.pairs import Pair, check_loader
+from deblur.data.pairs import Pair, check_loader, check_shards
 
 AUTOTUNE = tf.data.AUTOTUNE
 
@@ -128,6 +128,7 @@ def train_dataset(
     files to go round, and otherwise all files with its own random stream.
     """
     check_loader(pairs, patch_size, batch_size, "train_dataset")
+    check_shards(num_shards, shard_index, seed, "train_dataset")
     if num_shards > 1:
         if len(pairs) >= num_shards:
             pairs = pairs[shard_index::num_shards]
