@@ -7,6 +7,7 @@ checks its options before anything loads. Every default lives here, once.
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -33,7 +34,9 @@ class ReadSettings:
 
     def __post_init__(self) -> None:
         # One path as a string had been read letter by letter, its "." deblurring the current folder.
-        inputs = (self.inputs,) if isinstance(self.inputs, str | Path) else self.inputs
+        inputs = (self.inputs,) if isinstance(self.inputs, str | os.PathLike) else self.inputs
+        # None or 5 had been "'int' object is not iterable"; a generator is read once
+        inputs = tuple(inputs) if isinstance(inputs, Iterable) and not isinstance(inputs, bytes) else (inputs,)
         for item in inputs:
             if not isinstance(item, str | os.PathLike):  # had been os.fspath's TypeError
                 kind = type(item).__name__

@@ -13,6 +13,7 @@ def test_one_input_given_alone_is_one_input_not_its_letters(one):
 
 def test_inputs_as_a_list_of_paths_are_kept_in_order_as_strings():
     assert ReadSettings([Path("b.jpg"), "a.jpg"]).inputs == ("b.jpg", "a.jpg")
+    assert ReadSettings(path for path in ["c.jpg"]).inputs == ("c.jpg",)  # a generator, read once
 
 
 def test_no_inputs_are_refused_not_a_run_that_does_nothing():
@@ -56,6 +57,7 @@ def test_settings_of_the_wrong_kind_are_named_with_the_one_to_give():
         (dict(max_pixels="x"), "got 'x'"),
         # had been os.fspath's "expected str, bytes or os.PathLike object, not int"
         (dict(inputs=["photo.jpg", 5]), "an input is int 5: name a photo, clip or folder by its path"),
+        (dict(inputs=None), "an input is NoneType None"),  # had been "'NoneType' object is not iterable"
     ],
 )
 def test_what_to_read_is_refused_by_name_where_it_cannot_be_read(given, said):
