@@ -43,6 +43,13 @@ def test_train_dataset_names_shards_and_seeds_it_cannot_use(pairs, given, said):
     assert said in str(refused.value)
 
 
+def test_a_pipeline_switch_that_is_not_true_or_false_is_named():
+    from deblur.errors import SettingError
+
+    with pytest.raises(SettingError, match="augment must be True or False; got augment='no'"):
+        PipelineOptions(augment="no")  # had augmented: a string is true
+
+
 @pytest.mark.parametrize(
     "options",
     [

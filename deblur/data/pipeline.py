@@ -16,6 +16,7 @@ from dataclasses import dataclass
 import tensorflow as tf
 
 from deblur.data.pairs import Pair, check_loader, check_shards
+from deblur.errors import check_switches
 
 AUTOTUNE = tf.data.AUTOTUNE
 
@@ -26,6 +27,9 @@ class PipelineOptions:
     cache: str = "memory"  # memory | none | a file path prefix
     prefetch: bool = True
     augment: bool = True
+
+    def __post_init__(self) -> None:  # augment="no" had augmented: a string is true
+        check_switches(parallel=self.parallel, prefetch=self.prefetch, augment=self.augment)
 
 
 def _parallel(enabled: bool) -> dict:
