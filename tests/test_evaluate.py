@@ -284,6 +284,14 @@ def test_a_model_path_for_the_deblurrer_is_named_with_the_way_to_open_one(tmp_pa
         evaluate("runs/mine/model.keras", pairs, model_name="m", data_name="d", split="all")
 
 
+def test_a_results_file_that_is_no_path_is_named():
+    from deblur.errors import SettingError
+    from deblur.evaluation.evaluate import evaluate_model
+
+    with pytest.raises(SettingError, match="the results file is int: give its path, as a str or Path"):
+        evaluate_model(None, "data", out=5)  # had been Path's TypeError
+
+
 def test_a_folder_as_the_results_file_is_refused(synthetic, tmp_path):
     data, model = synthetic
     args = ["evaluate", str(data), "--model", str(model), "--out", str(tmp_path), "--overwrite", "-q"]

@@ -151,6 +151,16 @@ def test_pipeline_only(tmp_path):
     assert optimized["warmup_batches"] > report["settings"]["training_pairs"] / 4  # a full pass fills the cache
 
 
+def test_stages_and_devices_that_are_no_list_of_names_are_refused_before_any_work(tmp_path):
+    config = load_config("smoke", ["data.root=null"])
+    with pytest.raises(SettingError, match="stages must be a list of stage names, or one string separated by co"):
+        run_timings(config, "quick", tmp_path / "t", stages=5)  # had been "'int' object is not iterable"
+    # one name had been read letter by letter, and failed on 'c' after the loaders' timings
+    with pytest.raises(SettingError, match=r"multi_devices must be a list of device names, such as \['/gpu:0'"):
+        run_timings(config, "quick", tmp_path / "t", multi_devices="/cpu:0")
+    assert not (tmp_path / "t").exists()
+
+
 def test_stages_are_refused_beside_pipeline_only_which_times_no_stage(tmp_path):
     given = ["timings", *SMOKE, "--out", str(tmp_path / "t"), "--pipeline-only", "--stages", "xla"]
     result = runner.invoke(app, given)

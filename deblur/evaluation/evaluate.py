@@ -25,7 +25,7 @@ from deblur.evaluation.align import aligned_scores, smallest_side
 from deblur.evaluation.baselines import WITH_KERNEL, WITHOUT_KERNEL
 from deblur.evaluation.report import EvaluationReport, ImageResult
 from deblur.evaluation.resume import ScoredSoFar, parts_file
-from deblur.files import atomic_write_text, check_parent, one_run_at_a_time, refuse_existing
+from deblur.files import as_path, atomic_write_text, check_parent, one_run_at_a_time, refuse_existing
 from deblur.inference import Deblurrer, open_deblurrer
 from deblur.losses import SSIM_WINDOW, psnr, ssim
 from deblur.paths import choose_model
@@ -165,7 +165,7 @@ def evaluate_model(
     of `data`, and write the report as JSON to `out` (atomically; an existing file only with `overwrite`, checked
     before anything runs)."""
     check_switches(baselines=baselines, align=align, overwrite=overwrite)  # before the model loads
-    out = None if out is None else Path(out)
+    out = None if out is None else as_path(out, "the results file", "out")  # 5 had been Path's TypeError
     if overwrite and out is None:  # it went unused without a word
         raise SettingError(
             "overwrite replaces a results file, and none is named: give the file too", settings=("overwrite", "out")

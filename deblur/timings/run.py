@@ -149,6 +149,18 @@ def run_timings(
     check_switches(pipeline_only=pipeline_only, overwrite=overwrite)
     if isinstance(stages, str):  # one string, its letters had each been "unknown stage"
         stages = [name.strip() for name in stages.split(",") if name.strip()]
+    if stages is not None and not (isinstance(stages, list | tuple) and all(isinstance(s, str) for s in stages)):
+        raise SettingError(  # 5 had been "'int' object is not iterable"
+            f"stages must be a list of stage names, or one string separated by commas; got {stages!r}",
+            settings=("stages",),
+        )
+    if multi_devices is not None and not (
+        isinstance(multi_devices, list | tuple) and all(isinstance(d, str) for d in multi_devices)
+    ):  # "/cpu:0" had been read letter by letter, and failed on 'c' after the loaders' timings
+        raise SettingError(
+            f"multi_devices must be a list of device names, such as ['/gpu:0', '/gpu:1']; got {multi_devices!r}",
+            settings=("multi_devices",),
+        )
     if pipeline_only and stages:  # the loaders are timed without any stage: the stages had gone unread, unsaid
         raise SettingError(
             "the stages are training's, and pipeline_only times the loaders alone, without them: give one or the other",
