@@ -30,6 +30,9 @@ def test_no_recipe_is_the_default_configs_the_one_deblur_train_trains_on(tmp_pat
     made = demo_root(load_config().data.synth, tmp_path)
     made.mkdir()  # as if made earlier: found, not made again
     assert ensure_demo_dataset(home=tmp_path, log=print) == made
+    assert ensure_demo_dataset(home=str(tmp_path), log=print) == made  # a str had been "unsupported operand /"
+    with pytest.raises(SettingError, match="the demo's home is int: give its path, as a str or Path"):
+        ensure_demo_dataset(home=5, log=print)
 
 
 def test_a_recipe_of_the_wrong_kind_is_named(tmp_path):

@@ -17,7 +17,7 @@ import numpy as np
 from deblur.config import SynthConfig, check_recipe, load_config
 from deblur.data.writer import write_pairs
 from deblur.errors import SettingError
-from deblur.files import atomic_dir, check_folder
+from deblur.files import as_path, atomic_dir, check_folder
 from deblur.paths import data_home
 
 # Photos of at least 300 pixels a side that load offline from `skimage.data` (grayscale ones become RGB).
@@ -64,6 +64,7 @@ def ensure_demo_dataset(synth: SynthConfig | None = None, *, home: Path | None =
     recipe of the default config, the one `deblur train` trains on."""
     synth = synth or load_config().data.synth
     check_recipe(synth)
+    home = None if home is None else as_path(home, "the demo's home", "home")  # 5 had been a TypeError; "x" too
     root = demo_root(synth, home)
     if root.is_dir():
         return root
