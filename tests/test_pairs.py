@@ -178,6 +178,8 @@ def test_missing_root_and_empty_root(tmp_path):
         discover(None)  # had been Path's TypeError
     with pytest.raises(SettingError, match="preflight's patch_size must be a whole number of at least 8; got '32'"):
         preflight(tmp_path, "32")  # had been a TypeError from a comparison
+    with pytest.raises(SettingError, match="skip_unreadable must be True or False; got skip_unreadable='no'"):
+        preflight(tmp_path, 32, skip_unreadable="no")  # had left unreadable pairs out: a string is true
 
 
 def test_empty_blur_and_sharp_folders_are_said_to_be_empty_not_missing(tmp_path):

@@ -18,7 +18,7 @@ from PIL import Image, UnidentifiedImageError
 
 from deblur.config import MIN_PATCH_SIZE, MIN_VAL_CROP
 from deblur.console import progress_bar
-from deblur.errors import DeblurError, SettingError, is_whole_number
+from deblur.errors import DeblurError, SettingError, check_switches, is_whole_number
 from deblur.files import as_path
 from deblur.imageio import JPEG_SUFFIXES, READ_SUFFIXES, find_images, walk
 
@@ -381,6 +381,7 @@ def preflight(
     With `skip_unreadable`, pairs with an unreadable file are left out and listed in `Splits.skipped` instead.
     """
     _check_whole("patch_size", patch_size, MIN_PATCH_SIZE, "preflight")
+    check_switches(skip_unreadable=skip_unreadable)  # "no" had left unreadable pairs out: a string is true
     splits, problems = discover(root)
     skipped: list[str] = []
     if skip_unreadable:
