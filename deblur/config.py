@@ -358,7 +358,14 @@ SHIPPED = ("demo", "gopro", "kernel-aware", "pretrained", "pretrained-finetune",
 
 def shipped_config_path(name: str) -> Path:
     """Path of a config shipped with the package (`configs/` in the source tree)."""
-    return Path(str(resources.files("deblur.configs") / f"{name}.yaml"))
+    try:
+        folder = resources.files("deblur.configs")
+    except ModuleNotFoundError:
+        # Python started in the repository after `pip install .` imports the checkout's deblur/, which has no
+        # configs package (setuptools maps configs/ to it only when installing): load_config had ended on "No
+        # module named 'deblur.configs'". The checkout keeps them beside the package.
+        folder = Path(__file__).resolve().parent.parent / "configs"
+    return Path(str(folder / f"{name}.yaml"))
 
 
 def yaml_reason(err: yaml.YAMLError) -> str:

@@ -112,6 +112,23 @@ def test_a_mapping_for_the_config_is_named_with_the_way_to_build_one():
         load_config({"train": {"epochs": 1}})
 
 
+def test_shipped_configs_load_where_the_checkout_is_imported_without_its_configs_package(monkeypatch):
+    # Python started in the repository after `pip install .` imports the checkout's deblur/, where setuptools has
+    # not mapped configs/ to deblur.configs: load_config had ended on "No module named 'deblur.configs'"
+    import deblur.config
+
+    real = deblur.config.resources.files
+
+    def files(package):
+        if package == "deblur.configs":
+            raise ModuleNotFoundError("No module named 'deblur.configs'")
+        return real(package)
+
+    monkeypatch.setattr(deblur.config.resources, "files", files)
+    assert deblur.config.shipped_config_path("smoke").is_file()
+    assert isinstance(load_config("smoke"), Config) and load_config() == load_config("demo")
+
+
 def test_the_kernel_aware_recipe_builds_the_kernel_aware_network_from_the_shipped_one():
     # a recipe whose model section forgets the key trains a plain network on its pairs, silently but for a line
     config = load_config("kernel-aware")
