@@ -21,7 +21,7 @@ from typing import Any, Literal, get_args
 
 import yaml
 
-from deblur.errors import DeblurError, SettingError, is_whole_number
+from deblur.errors import DeblurError, SettingError, is_list_of_strings, is_whole_number
 
 
 class ConfigError(DeblurError, ValueError):
@@ -443,9 +443,8 @@ def load_config(path: str | Path | None = None, overrides: list[str] | str | Non
         raise ConfigError(f"{path}: the top level must be a mapping of sections (model, data, train)")
     if isinstance(overrides, str):  # one override: iterated, its letters had each been "an override 't' ..."
         overrides = [overrides]
-    if overrides is not None and (
-        not isinstance(overrides, list | tuple) or not all(isinstance(item, str) for item in overrides)
-    ):  # had been a TypeError ("not iterable") or an AttributeError of the item
+    if overrides is not None and not is_list_of_strings(overrides):
+        # had been a TypeError ("not iterable") or an AttributeError of the item
         raise ConfigError(f"overrides must be strings such as 'train.epochs=3'; got {overrides!r}")
     for item in overrides or []:
         key, sep, value = item.partition("=")

@@ -47,6 +47,12 @@ def is_positive_number(value: object) -> bool:
     return is_real_number(value) and 0 < value < math.inf
 
 
+def is_list_of_strings(value: object) -> bool:
+    """Whether a setting's value is a list or tuple of strings (names, overrides): one string had been read letter
+    by letter, a number had ended on "not iterable"."""
+    return isinstance(value, list | tuple) and all(isinstance(item, str) for item in value)
+
+
 def check_switches(**switches: object) -> None:
     """Refuse switches that are not True or False (NumPy's bool is one), naming each: a string is true, so
     overwrite="no" had replaced outputs, and float16="no" asked for float16 weights."""

@@ -16,7 +16,14 @@ import keras
 from deblur.config import MIN_PATCH_SIZE, Config, load_config
 from deblur.data.demo import ensure_demo_dataset
 from deblur.data.pairs import preflight
-from deblur.errors import Interrupted, OutputExistsError, SettingError, check_switches, error_reason
+from deblur.errors import (
+    Interrupted,
+    OutputExistsError,
+    SettingError,
+    check_switches,
+    error_reason,
+    is_list_of_strings,
+)
 from deblur.files import as_path, atomic_write_text, check_folder, refuse_folder
 from deblur.hardware import cpu_bf16_flags, describe_device, gpu_compute_capabilities, keras_backend
 from deblur.model import GRADIENTS, build_generator
@@ -149,14 +156,13 @@ def run_timings(
     check_switches(pipeline_only=pipeline_only, overwrite=overwrite)
     if isinstance(stages, str):  # one string, its letters had each been "unknown stage"
         stages = [name.strip() for name in stages.split(",") if name.strip()]
-    if stages is not None and not (isinstance(stages, list | tuple) and all(isinstance(s, str) for s in stages)):
+    if stages is not None and not is_list_of_strings(stages):
         raise SettingError(  # 5 had been "'int' object is not iterable"
             f"stages must be a list of stage names, or one string separated by commas; got {stages!r}",
             settings=("stages",),
         )
-    if multi_devices is not None and not (
-        isinstance(multi_devices, list | tuple) and all(isinstance(d, str) for d in multi_devices)
-    ):  # "/cpu:0" had been read letter by letter, and failed on 'c' after the loaders' timings
+    if multi_devices is not None and not is_list_of_strings(multi_devices):
+        # "/cpu:0" had been read letter by letter, and failed on 'c' after the loaders' timings
         raise SettingError(
             f"multi_devices must be a list of device names, such as ['/gpu:0', '/gpu:1']; got {multi_devices!r}",
             settings=("multi_devices",),
