@@ -408,6 +408,25 @@ def test_the_deconvolution_keeps_the_photo_where_it_was():
     assert psnr(moved, restored, reach=0) > 28
 
 
+@pytest.mark.parametrize("shape", [(1, 41), (41, 1), (7, 41)])
+def test_a_kernel_wider_or_taller_than_square_deconvolves_as_it_does_inside_a_square(shape):
+    sharp = skimage.data.astronaut()[100:300, 50:350].astype(np.float32) / 255
+    kernel = np.full(shape, 1 / (shape[0] * shape[1]), np.float32)
+    side = max(shape)
+    square = np.zeros((side, side), np.float32)
+    top, left = (side - shape[0]) // 2, (side - shape[1]) // 2
+    square[top : top + shape[0], left : left + shape[1]] = kernel
+    blurry = np.stack(
+        [
+            fftconvolve(np.pad(channel, side, mode="reflect"), square, mode="same")[side:-side, side:-side]
+            for channel in sharp.transpose(2, 0, 1)
+        ],
+        axis=2,
+    )
+    blurry = np.clip(blurry, 0, 1).astype(np.float32)
+    np.testing.assert_allclose(deconvolve(blurry, kernel), deconvolve(blurry, square), atol=1e-3)
+
+
 def test_the_batched_deconvolution_matches_the_numpy_one():
     from deblur.shake.batched import deconvolve_batch
 
