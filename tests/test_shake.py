@@ -458,6 +458,9 @@ def test_the_batched_deconvolution_matches_the_numpy_one():
         ),
         (lambda photo: deconvolve(photo, np.zeros((3, 3))), "summing to 0, where deblur takes a 2-D one"),
         (lambda photo: deconvolve(photo, np.ones((3, 3))), "summing to 9, where deblur takes a 2-D one"),
+        # a string or ragged rows had ended on NumPy's "could not convert" or "inhomogeneous shape"
+        (lambda photo: deconvolve(photo, "box"), "the kernel: str 'box', where deblur takes a 2-D array"),
+        (lambda photo: deconvolve(photo, [[1.0], [0.5, 0.5]]), "the kernel: list [[1.0], [0.5, 0.5]], where"),
     ],
 )
 def test_the_kernel_paths_functions_refuse_arrays_that_are_no_photo_or_kernel(call, said):

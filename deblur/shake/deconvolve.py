@@ -78,7 +78,13 @@ def _as_kernel(kernel: np.ndarray) -> np.ndarray:
     """The kernel as float32, refused unless it is a 2-D array of non-negative values summing to 1 (a 3-D one, a
     zero one or NaN had ended in an unpacking error or an image of NaN; one summing to 9 had given a photo back about
     nine times too dark, a mean of 0.06 for 0.51, without a word)."""
-    array = np.asarray(kernel, dtype=np.float32)
+    try:
+        array = np.asarray(kernel, dtype=np.float32)
+    except (TypeError, ValueError):  # a string or ragged rows had ended on NumPy's "could not convert"
+        raise ImageArrayError(
+            f"the kernel: {type(kernel).__name__} {kernel!r:.40}, where deblur takes a 2-D array of non-negative "
+            "values summing to 1"
+        ) from None
     total = float(array.sum()) if array.size else 0.0  # a 3-D kernel summing to 1 had been said to sum to 0
     if array.ndim != 2 or not np.isfinite(total) or array.size == 0 or float(array.min()) < 0 or abs(total - 1) > 1e-3:
         raise ImageArrayError(
