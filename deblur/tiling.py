@@ -33,7 +33,7 @@ ENSEMBLES = (1, 2, 4, 8)
 
 
 def check_ensemble(ensemble: int) -> None:
-    if ensemble not in ENSEMBLES:
+    if not is_whole_number(ensemble) or ensemble not in ENSEMBLES:  # 2.0 had passed, to end on a slice's TypeError
         choices = ", ".join(map(str, ENSEMBLES))
         raise SettingError(f"ensemble must be one of {choices}: {ensemble!r}", settings=("ensemble",))
 

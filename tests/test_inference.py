@@ -119,6 +119,9 @@ def test_progress_counts_the_tiles_of_every_copy(identity_model, tmp_path):
 def test_ensemble_must_be_a_power_of_two_up_to_8(identity_model, tmp_path):
     with pytest.raises(SettingError, match="ensemble must be one of 1, 2, 4, 8: 3"):
         load_deblurrer(identity_model, ensemble=3)
+    for whole_in_name_only in (2.0, True):  # 2.0 had passed, to end on a slice's TypeError; True as 1
+        with pytest.raises(SettingError, match=f"ensemble must be one of 1, 2, 4, 8: {whole_in_name_only}"):
+            load_deblurrer(identity_model, ensemble=whole_in_name_only)
     Image.fromarray(noise((16, 16, 3))).save(tmp_path / "in.png")
     args = ["predict", str(tmp_path / "in.png"), "--model", str(identity_model), "--out", str(tmp_path / "out")]
     result = runner.invoke(app, [*args, "--ensemble", "3", "-q"])
