@@ -1,6 +1,7 @@
 """`deblur data from-video`: GOPRO's recipe on a clip, and the fine-tuning workflow end to end."""
 
 import os
+import re
 
 import av
 import numpy as np
@@ -174,6 +175,42 @@ def test_a_negative_seed_is_named_not_numpys_traceback():
     with pytest.raises(SettingError, match="seed must be between 0 and 4294967295: -1") as refused:
         WindowRecipe(seed=-1)
     assert refused.value.settings == ("seed",)
+
+
+@pytest.mark.parametrize(
+    "settings, said",
+    [
+        # each had ended on a TypeError from inside: range(), a comparison, NumPy's SeedSequence
+        (dict(min_frames=3.5), "min_frames must be a whole number: 3.5"),
+        (dict(max_frames="9"), "max_frames must be a whole number: '9'"),
+        (dict(seed=0.5), "seed must be a whole number: 0.5"),
+        (dict(val_fraction="0.1"), "val_fraction must be a number: '0.1'"),
+        # NaN and -1 had skipped no window, 5 every one
+        (dict(min_motion=float("nan")), "min_motion must be from 0 to 1 (a mean difference of frames in [0, 1]): nan"),
+        (dict(min_motion=-1), "min_motion must be from 0 to 1"),
+        (dict(min_motion=5), "min_motion must be from 0 to 1"),
+    ],
+)
+def test_a_window_recipe_it_cannot_use_is_named(settings, said):
+    with pytest.raises(SettingError) as refused:
+        WindowRecipe(**settings)
+    assert said in str(refused.value) and refused.value.settings == tuple(settings)
+
+
+@pytest.mark.parametrize(
+    "call, said, setting",
+    [
+        (dict(fps="30"), "fps must be between 1 and 1000000: '30'", "fps"),  # had been a TypeError
+        (dict(source=5), "the clip is int: give its path", "source"),
+        (dict(recipe={"min_frames": 3}), "recipe is dict: give a WindowRecipe", "recipe"),  # asdict()'s TypeError
+    ],
+)
+def test_pairs_from_video_names_an_argument_of_the_wrong_kind(tmp_path, call, said, setting):
+    folder = frames_folder(tmp_path / "frames", [(20, 16)] * 8)
+    given = {"source": folder, "out": tmp_path / "pairs"} | call
+    with pytest.raises(SettingError, match=re.escape(said)) as refused:
+        pairs_from_video(**given, progress=False, log=lambda _: None)
+    assert refused.value.settings == (setting,) and not (tmp_path / "pairs").exists()
 
 
 @pytest.mark.parametrize("fps", [float("inf"), float("nan"), 0.5])

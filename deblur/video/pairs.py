@@ -31,8 +31,16 @@ import numpy as np
 
 from deblur.config import MAX_SEED
 from deblur.console import progress_bar
-from deblur.errors import Interrupted, OutputExistsError, SettingError
-from deblur.files import check_outside, check_parent, file_stamp, full_disk_named, one_run_at_a_time, work_folder
+from deblur.errors import Interrupted, OutputExistsError, SettingError, is_real_number, is_whole_number
+from deblur.files import (
+    as_path,
+    check_outside,
+    check_parent,
+    file_stamp,
+    full_disk_named,
+    one_run_at_a_time,
+    work_folder,
+)
 from deblur.imageio import find_images, is_photo, read_photo
 from deblur.video.clips import VideoReadError, probe_clip, read_frames
 from deblur.video.pixels import HDR_TRANSFERS
@@ -54,6 +62,19 @@ class WindowRecipe:
     seed: int = 0
 
     def __post_init__(self) -> None:
+        # Each by its kind first: 3.5 frames, a string or a seed of 0.5 had ended on a TypeError from inside, and a
+        # min_motion of NaN or -1 had skipped no window, of 5 every one.
+        for name in ("min_frames", "max_frames", "seed"):
+            if not is_whole_number(getattr(self, name)):
+                raise SettingError(f"{name} must be a whole number: {getattr(self, name)!r}", settings=(name,))
+        for name in ("min_motion", "val_fraction"):
+            if not is_real_number(getattr(self, name)):
+                raise SettingError(f"{name} must be a number: {getattr(self, name)!r}", settings=(name,))
+        if not 0 <= self.min_motion <= 1:  # `not` refuses NaN too
+            raise SettingError(
+                f"min_motion must be from 0 to 1 (a mean difference of frames in [0, 1]): {self.min_motion}",
+                settings=("min_motion",),
+            )
         if not 3 <= self.min_frames <= self.max_frames:
             raise SettingError(
                 f"min_frames must be at least 3 and at most max_frames: {self.min_frames}, {self.max_frames}",
@@ -157,9 +178,14 @@ def pairs_from_video(
 ) -> VideoPairsReport:
     """Make the pairs of `source` (a clip or a folder of frames) in the new folder `out` (see the module's
     docstring); `out` appears complete or not at all, and a stopped run's windows are kept for the next."""
-    source, out = Path(source), Path(out)
-    if fps is not None and not 1 <= fps <= MAX_FRAME_RATE:  # `not` refuses nan too
-        raise SettingError(f"fps must be between 1 and {MAX_FRAME_RATE}: {fps}", settings=("fps",))
+    source, out = as_path(source, "the clip", "source"), as_path(out, "the pairs' folder", "out")
+    if not isinstance(recipe, WindowRecipe):  # a dict had ended on "asdict() should be called on dataclass instances"
+        raise SettingError(
+            f"recipe is {type(recipe).__name__}: give a WindowRecipe (WindowRecipe(**settings))", settings=("recipe",)
+        )
+    # `not` refuses NaN too; "30" had ended on a TypeError
+    if fps is not None and not (is_real_number(fps) and 1 <= fps <= MAX_FRAME_RATE):
+        raise SettingError(f"fps must be between 1 and {MAX_FRAME_RATE}: {fps!r}", settings=("fps",))
     check_parent(out, "out")
     _refuse_existing(out)
     if not source.exists():
