@@ -74,6 +74,39 @@ def test_an_exported_model_that_is_missing_or_unreadable_is_named(tmp_path):
             exported_runner(tmp_path / name)
 
 
+@pytest.mark.parametrize(
+    "options, said",
+    [
+        # each had been reported as a file the runtime cannot load, or ended on a TypeError
+        (dict(threads=-1), "threads must be None (all) or a whole number of at least 1; got -1"),
+        (dict(threads="2"), "threads must be None (all) or a whole number of at least 1; got '2'"),
+        (dict(precision="bf32"), "precision must be one of f32, bf16, f16; got 'bf32'"),
+        (dict(uint8="no"), "uint8 must be True or False; got uint8='no'"),
+    ],
+)
+def test_an_exported_runner_names_a_setting_it_cannot_use(tmp_path, options, said):
+    from deblur.errors import SettingError
+
+    with pytest.raises(SettingError, match=re.escape(said)):
+        exported_runner(tmp_path / "model.onnx", **options)
+    with pytest.raises(SettingError, match="the exported model is int: give its path"):
+        exported_runner(5)
+
+
+def test_an_exported_runner_refuses_an_array_a_deblurrer_refuses(model, tmp_path):
+    from deblur.image_array import ImageArrayError
+
+    assert export(model, tmp_path / "m.onnx", "--format", "onnx").exit_code == 0
+    run = exported_runner(tmp_path / "m.onnx")
+    image = np.random.default_rng(0).random((24, 32, 3), np.float32)
+    assert run(image).shape == image.shape
+    # a batch had met ONNX Runtime's "Invalid rank for input"; uint8 pixels were run as floats of 0-255, without a word
+    with pytest.raises(ImageArrayError, match=re.escape("an array of shape (1, 24, 32, 3)")):
+        run(image[None])
+    with pytest.raises(ImageArrayError, match="uint8 pixels"):
+        run((image * 255).astype(np.uint8))
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize(
     "name, options, least_psnr",

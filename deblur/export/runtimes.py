@@ -12,7 +12,9 @@ from pathlib import Path
 
 import numpy as np
 
-from deblur.errors import DeblurError, MissingFileError, SettingError, error_reason
+from deblur.errors import DeblurError, MissingFileError, SettingError, check_switches, error_reason, is_whole_number
+from deblur.files import as_path
+from deblur.image_array import as_image
 from deblur.imageio import to_uint8
 from deblur.paths import exported_format
 
@@ -20,6 +22,7 @@ Runner = Callable[[np.ndarray], np.ndarray]
 
 
 RUNTIMES = {"savedmodel": "TensorFlow", "litert": "LiteRT", "onnx": "ONNX Runtime", "openvino": "OpenVINO"}
+PRECISIONS = ("f32", "bf16", "f16")  # OpenVINO's INFERENCE_PRECISION_HINT
 
 
 def exported_runner(path: Path, *, threads: int | None = None, uint8: bool = False, precision: str = "f32") -> Runner:
@@ -27,8 +30,15 @@ def exported_runner(path: Path, *, threads: int | None = None, uint8: bool = Fal
     its `.bin` (OpenVINO Runtime, compiled with `precision` as its INFERENCE_PRECISION_HINT: f32, bf16 or f16) or a
     SavedModel folder (TensorFlow; `uint8` runs its `serving_default` signature instead of `deblur_float32`).
     `threads`: every core by default, as TensorFlow uses them (the LiteRT interpreter would otherwise pick its
-    own). A missing file is a MissingFileError, and one its runtime cannot load a DeblurError naming both."""
-    path = Path(path)
+    own). A missing file is a MissingFileError, one its runtime cannot load a DeblurError naming both, and a setting
+    it cannot use a SettingError; the runner refuses an array a `Deblurrer` refuses (ImageArrayError)."""
+    # Each checked here: a wrong thread count or precision had been reported as a file the runtime cannot load.
+    path = as_path(path, "the exported model", "model")
+    if threads is not None and (not is_whole_number(threads) or threads < 1):
+        raise SettingError(f"threads must be None (all) or a whole number of at least 1; got {threads!r}")
+    if precision not in PRECISIONS:
+        raise SettingError(f"precision must be one of {', '.join(PRECISIONS)}; got {precision!r}")
+    check_switches(uint8=uint8)
     threads = threads or os.cpu_count() or 1
     exported = "savedmodel" if path.is_dir() else exported_format(path)
     if exported not in RUNTIMES:
@@ -41,12 +51,16 @@ def exported_runner(path: Path, *, threads: int | None = None, uint8: bool = Fal
         raise MissingFileError(f"{path}: no such exported model", settings=("model",))
     try:
         if exported == "savedmodel":
-            return _savedmodel(path, uint8)
-        if exported == "litert":
-            return _litert(path, threads)
-        if exported == "onnx":
-            return _onnx(path, threads)
-        return _openvino(path, threads, precision)
+            run = _savedmodel(path, uint8)
+        elif exported == "litert":
+            run = _litert(path, threads)
+        elif exported == "onnx":
+            run = _onnx(path, threads)
+        else:
+            run = _openvino(path, threads, precision)
+        # The image checked as a Deblurrer checks it: a batch had met the runtime's own words, and uint8 pixels
+        # were run as floats of 0-255 without a word.
+        return lambda image: run(as_image(image))
     except DeblurError:
         raise
     except Exception as err:  # each runtime raises its own kinds for a file it cannot read
