@@ -36,7 +36,7 @@ from deblur.imageio import (
     write_photo,
 )
 from deblur.min_side import check_min_side
-from deblur.settings import PredictSettings, WriteSettings, check_predict_settings
+from deblur.settings import PredictSettings, ReadSettings, WriteSettings, check_predict_settings
 from deblur.video.clips import VIDEO_SUFFIXES, clips_named_as_photos, is_media_file
 from deblur.video.encode import Codec, video_suffix
 from deblur.video.predict import ClipReport, VideoOptions, deblur_clip, finished_segment_files
@@ -152,7 +152,12 @@ def plan_inputs(
     """Every input resolved once (files, and folders searched recursively): its kind, its output in `write.out`,
     and whether that output is already there. Refuses, before any work, inputs that are all folders without a
     photo or clip in them (a wrong folder is a mistake, not a success) and outputs that would clash."""
-    write = write or WriteSettings()
+    # As `deblur_photos` takes them: one path as a string had been read letter by letter (its "." this folder),
+    # and a max_pixels of NaN let any size through.
+    inputs = ReadSettings(inputs, max_pixels).inputs
+    write = WriteSettings() if write is None else write
+    if not isinstance(write, WriteSettings):  # a folder's name had ended on "'str' object has no attribute 'out'"
+        raise SettingError(f"write is {type(write).__name__}: give WriteSettings(out=folder, ...)", settings=("write",))
     urls = [str(item) for item in [*inputs, write.out] if "://" in str(item)]
     if urls:  # as paths they would name local folders "s3:/bucket/..."
         raise SettingError(

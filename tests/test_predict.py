@@ -1,6 +1,7 @@
 """`deblur predict` on photos as people have them: name clashes, mistyped paths, phones' photos."""
 
 import contextlib
+import re
 import time
 from pathlib import Path
 
@@ -92,6 +93,27 @@ def test_photos_of_one_name_from_two_folders_are_told_to_go_to_two_output_folder
         said = " ".join(result.output.split())
         assert "inputs of one name from different folders: deblur each folder into its own output folder" in said
         assert "--keep-extension" not in result.output and "(--out)" in result.output
+
+
+def test_plan_inputs_takes_one_path_as_a_string_and_names_what_it_cannot_take(tmp_path, monkeypatch):
+    from deblur.errors import SettingError
+    from deblur.predict import plan_inputs
+    from deblur.settings import WriteSettings
+
+    for name in ("a.png", "b.png"):
+        Image.fromarray(noise((16, 16, 3))).save(tmp_path / name)
+    monkeypatch.chdir(tmp_path)
+    write = WriteSettings(out=str(tmp_path / "out"))
+    # read letter by letter, its "." had planned every photo in this folder
+    plan = plan_inputs("a.png", write)
+    assert [item.source for item in plan.todo] == [Path("a.png")] and not plan.missing
+    for inputs, options, said in [
+        ([], {}, "no inputs: name a photo, clip or folder"),
+        (["a.png"], {"max_pixels": float("nan")}, "max_pixels must be a whole number of pixels, at least 1; got nan"),
+        (["a.png"], {"write": "out"}, "write is str: give WriteSettings(out=folder, ...)"),
+    ]:
+        with pytest.raises(SettingError, match=re.escape(said)):
+            plan_inputs(inputs, **({"write": write} | options))
 
 
 def test_a_photo_given_twice_is_deblurred_once(tmp_path, monkeypatch):
