@@ -1,4 +1,5 @@
 import json
+import re
 
 import numpy as np
 import pytest
@@ -282,6 +283,28 @@ def test_a_model_path_for_the_deblurrer_is_named_with_the_way_to_open_one(tmp_pa
     pairs = evaluation_pairs(make_flat_dataset(tmp_path / "flat", count=1))
     with pytest.raises(SettingError, match="deblurrer must be a Deblurrer, not str: deblur.load_deblurrer"):
         evaluate("runs/mine/model.keras", pairs, model_name="m", data_name="d", split="all")
+
+
+def test_a_folder_or_anything_but_pairs_for_the_pairs_is_named(tmp_path):
+    from deblur.data.pairs import DatasetError
+    from deblur.errors import SettingError
+    from deblur.evaluation.evaluate import evaluate, evaluation_pairs
+    from deblur.inference import Deblurrer
+
+    root = make_flat_dataset(tmp_path / "flat", count=1)
+    pair = evaluation_pairs(root)[0]
+    kernel_way = Deblurrer(None, method="kernel")
+    for pairs, said in [
+        (str(root), f"pairs is {str(root)!r}: give the pairs, as deblur.evaluation_pairs(root) lists"),  # letters
+        (root, "pairs is PosixPath("),  # had been "'PosixPath' object is not iterable"
+        ([(pair.blurry, pair.sharp)], "not a Pair: deblur.evaluation_pairs(root) lists a dataset's"),
+    ]:
+        with pytest.raises(SettingError, match=re.escape(said)):
+            evaluate(kernel_way, pairs, model_name="m", data_name="d", split="all", progress=False)
+    with pytest.raises(DatasetError, match="no pairs to evaluate"):  # a generator of none had passed as some
+        evaluate(kernel_way, (p for p in []), model_name="m", data_name="d", split="all", progress=False)
+    report = evaluate(kernel_way, iter([pair]), model_name="m", data_name="d", split="all", progress=False)
+    assert [image.name for image in report.images] == [pair.name]
 
 
 def test_a_results_file_that_is_no_path_is_named():

@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import get_args
 
@@ -94,6 +95,21 @@ def evaluate(
             settings=("deblurrer",),
         )
     check_switches(baselines=baselines, align=align)
+    # A dataset's folder had been read letter by letter ("'str' object has no attribute 'blurry'"), and a generator
+    # of no pairs passed the check below as one of some.
+    if isinstance(pairs, str | os.PathLike) or not isinstance(pairs, Iterable):
+        raise SettingError(
+            f"pairs is {pairs!r:.80}: give the pairs, as deblur.evaluation_pairs(root) "
+            "lists a dataset's (or deblur.evaluate_model(model, data) does both)",
+            settings=("pairs",),
+        )
+    pairs = list(pairs)
+    if strays := [pair for pair in pairs if not isinstance(pair, Pair)]:
+        raise SettingError(
+            f"pairs holds {strays[0]!r:.80}, not a Pair: "
+            "deblur.evaluation_pairs(root) lists a dataset's",
+            settings=("pairs",),
+        )
     if not pairs:  # a report of no image has no mean, and had looked like a run that scored nothing
         raise DatasetError("no pairs to evaluate: `deblur.evaluation_pairs(root)` lists a dataset's")
     report = EvaluationReport(
