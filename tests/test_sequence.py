@@ -1,3 +1,5 @@
+import re
+
 import numpy as np
 import pytest
 import tensorflow as tf
@@ -36,6 +38,17 @@ def test_no_pairs_or_a_size_it_cannot_draw_is_named(tmp_path):
     pairs = preflight(make_flat_dataset(tmp_path, count=2), 16).train
     with pytest.raises(SettingError, match="PairSequence's patch_size must be a whole number of at least 8; got '16'"):
         PairSequence(pairs, "16", 2, steps=1)
+    # at its first batch or length: 2.5 steps a TypeError, -1 "__len__() should return >= 0", a seed of 0.5 "seed
+    # must be integer"; 0 steps an epoch of none, and augment="no" augmented
+    for options, said in [
+        ({"steps": 2.5}, "PairSequence's steps must be a whole number of at least 1; got 2.5"),
+        ({"steps": 0}, "PairSequence's steps must be a whole number of at least 1; got 0"),
+        ({"steps": 1, "seed": 0.5}, "PairSequence's seed must be a whole number of at least 0; got 0.5"),
+        ({"steps": 1, "seed": -1}, "PairSequence's seed must be a whole number of at least 0; got -1"),
+        ({"steps": 1, "augment": "no"}, "augment must be True or False; got augment='no'"),
+    ]:
+        with pytest.raises(SettingError, match=re.escape(said)):
+            PairSequence(pairs, 16, 2, **options)
 
 
 @pytest.mark.parametrize("mode", ["L", "RGBA", "I;16", "RGB;16"])

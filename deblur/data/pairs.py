@@ -323,6 +323,14 @@ def check_loader(pairs: list[Pair], patch_size: int, batch_size: int, loader: st
     _check_whole("batch_size", batch_size, 1, loader)
 
 
+def check_sequence(steps: object, seed: object, augment: object) -> None:
+    """`PairSequence`'s own settings: a fractional or negative count or seed had ended on a TypeError or ValueError
+    at its first batch or length, 0 steps made an epoch of none, and augment="no" augmented (a string is true)."""
+    _check_whole("steps", steps, 1, "PairSequence")
+    _check_whole("seed", seed, 0, "PairSequence")
+    check_switches(augment=augment)
+
+
 def check_shards(num_shards: object, shard_index: object, seed: object, loader: str) -> None:
     """Refuse shards a loader cannot split its pairs into: a `shard_index` past the last shard had been tf.data's
     "buffer_size must be greater than zero", a fractional count or seed a TypeError, 0 or -3 shards taken as one."""

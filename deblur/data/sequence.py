@@ -11,7 +11,7 @@ import keras
 import numpy as np
 from PIL import Image
 
-from deblur.data.pairs import Pair, check_loader
+from deblur.data.pairs import Pair, check_loader, check_sequence
 
 
 def load_rgb(path) -> np.ndarray:
@@ -73,6 +73,7 @@ class PairSequence(keras.utils.PyDataset):
     ):
         super().__init__(**kwargs)
         check_loader(pairs, patch_size, batch_size, "PairSequence")
+        check_sequence(steps, seed, augment)
         self.pairs = pairs
         self.patch_size = patch_size
         self.batch_size = batch_size

@@ -106,8 +106,7 @@ def evaluate(
     pairs = list(pairs)
     if strays := [pair for pair in pairs if not isinstance(pair, Pair)]:
         raise SettingError(
-            f"pairs holds {strays[0]!r:.80}, not a Pair: "
-            "deblur.evaluation_pairs(root) lists a dataset's",
+            f"pairs holds {strays[0]!r:.80}, not a Pair: deblur.evaluation_pairs(root) lists a dataset's",
             settings=("pairs",),
         )
     if not pairs:  # a report of no image has no mean, and had looked like a run that scored nothing
