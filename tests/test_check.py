@@ -49,6 +49,24 @@ def test_patch_size_flags_small_images(tmp_path):
     assert "flat layout" in result.output and "every 10th pair" in result.output
 
 
+def test_a_patch_size_or_deep_it_cannot_use_is_named(tmp_path):
+    import pytest
+
+    from deblur.errors import SettingError
+
+    root = make_flat_dataset(tmp_path, count=2)
+    # 0 or 2.5 had checked no size, "64" ended on a TypeError, and deep="no" read every file whole
+    for options, said in [
+        ({"patch_size": 0}, "summarize's patch_size must be a whole number of at least 8; got 0"),
+        ({"patch_size": 2.5}, "summarize's patch_size must be a whole number of at least 8; got 2.5"),
+        ({"patch_size": "64"}, "summarize's patch_size must be a whole number of at least 8; got '64'"),
+        ({"deep": "no"}, "deep must be True or False; got deep='no'"),
+    ]:
+        with pytest.raises(SettingError) as refused:
+            summarize(root, progress=False, **options)
+        assert said in str(refused.value)
+
+
 def test_kernels_are_counted(tmp_path):
     root = fake_gopro(tmp_path / "g", blur_folders=("blur",))
     np.save(root / "train" / "GOPR0372_07_00" / "kernel.npy", np.ones((3, 3)))  # not where kernels go

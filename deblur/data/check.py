@@ -14,11 +14,13 @@ from deblur.data.pairs import (
     Pair,
     check_not_held_out,
     check_pairs,
+    check_patch_size,
     discover,
     inspect_images,
     problem_listing,
 )
 from deblur.data.writer import kernel_file
+from deblur.errors import check_switches
 
 
 @dataclass
@@ -41,6 +43,9 @@ class DataSummary:
 
 def summarize(root: str | Path, patch_size: int | None = None, *, deep: bool = False, progress: bool = True):
     """Every pair under `root` checked as `deblur train` would (every file, each problem listed), with counts."""
+    if patch_size is not None:  # 0 or 2.5 had checked no size, "64" ended on a TypeError
+        check_patch_size(patch_size, "summarize")
+    check_switches(deep=deep)  # "no" read every file whole
     splits, problems = discover(root)
     try:
         check_not_held_out(root)

@@ -319,8 +319,13 @@ def check_loader(pairs: list[Pair], patch_size: int, batch_size: int, loader: st
         )
     if not pairs:
         raise DatasetError(f"{loader} was given no pairs: deblur.preflight(root, patch_size).train finds a folder's")
-    _check_whole("patch_size", patch_size, MIN_PATCH_SIZE, loader)
+    check_patch_size(patch_size, loader)
     _check_whole("batch_size", batch_size, 1, loader)
+
+
+def check_patch_size(patch_size: object, where: str) -> None:
+    """A patch side the loaders can draw: a whole number of at least MIN_PATCH_SIZE."""
+    _check_whole("patch_size", patch_size, MIN_PATCH_SIZE, where)
 
 
 def check_sequence(steps: object, seed: object, augment: object) -> None:
@@ -388,7 +393,7 @@ def preflight(
 
     With `skip_unreadable`, pairs with an unreadable file are left out and listed in `Splits.skipped` instead.
     """
-    _check_whole("patch_size", patch_size, MIN_PATCH_SIZE, "preflight")
+    check_patch_size(patch_size, "preflight")
     check_switches(skip_unreadable=skip_unreadable)  # "no" had left unreadable pairs out: a string is true
     splits, problems = discover(root)
     skipped: list[str] = []
