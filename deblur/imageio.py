@@ -26,7 +26,7 @@ import numpy as np
 from PIL import Image, ImageOps, UnidentifiedImageError
 
 from deblur.errors import DeblurError, SettingError, is_whole_number
-from deblur.files import atomic_path, atomic_write_text
+from deblur.files import as_path, atomic_path, atomic_write_text
 from deblur.photo16 import (
     GRAY,
     RGB,
@@ -164,11 +164,13 @@ def format_for(path: str | Path, fmt: str | None = None) -> str:
 
 
 def read_photo(path: str | Path, *, max_pixels: int = DEFAULT_MAX_PIXELS) -> Photo:
-    return decode_photo(Path(path), str(path), max_pixels=max_pixels)
+    path = as_path(path, "the photo", "path")  # 5 had been Path's TypeError
+    return decode_photo(path, str(path), max_pixels=max_pixels)
 
 
 def decode_photo(source: Path | BinaryIO, name: str, *, max_pixels: int = DEFAULT_MAX_PIXELS) -> Photo:
     """A photo from a file or a binary stream; `name` is what errors call it."""
+    check_max_pixels(max_pixels)  # NaN had let any size through, -1 refused every photo as too large
     try:
         head = _head(source)  # once, for the float-TIFF and 16-bit colour checks and the reader
         if tiff := _unopened_tiff(source, head, name, max_pixels):
@@ -206,6 +208,7 @@ def _fitting_profile(icc: bytes | None, grayscale: bool) -> bytes | None:
 
 def peek_photo(source: Path | BinaryIO, name: str, *, max_pixels: int = DEFAULT_MAX_PIXELS) -> tuple[int, int]:
     """(width, height) from the header alone, with the checks `decode_photo` makes before decoding."""
+    check_max_pixels(max_pixels)
     if tiff := _unopened_tiff(source, _head(source), name, max_pixels):
         return tiff.width, tiff.height
     with _opened(source, name, max_pixels) as image:

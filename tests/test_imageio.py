@@ -53,6 +53,20 @@ def wide_rgb_profile(space: bytes = b"RGB ") -> bytes:
     return bytes(profile)
 
 
+def test_a_pixel_limit_or_path_that_is_none_is_named(tmp_path):
+    path = tmp_path / "a.png"
+    Image.new("RGB", (8, 6)).save(path)
+    # NaN had let any size through, -1 refused every photo as too large
+    for limit in (float("nan"), -1, "100"):
+        with pytest.raises(SettingError, match="max_pixels must be a whole number of pixels, at least 1"):
+            read_photo(path, max_pixels=limit)
+        with pytest.raises(SettingError, match="max_pixels must be a whole number of pixels, at least 1"):
+            peek_photo(path, "a.png", max_pixels=limit)
+    with pytest.raises(SettingError, match="the photo is int: give its path"):
+        read_photo(5)  # had been Path's TypeError
+    assert read_photo(str(path), max_pixels=48).rgb.shape == (6, 8, 3)
+
+
 def test_heic_and_avif_from_phones_are_read_as_photos(tmp_path):
     from pillow_heif import register_heif_opener
 
