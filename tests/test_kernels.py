@@ -92,6 +92,18 @@ def test_blur_preserves_flat_images_and_size():
     np.testing.assert_allclose(blurred, 0.25, atol=1e-6)
 
 
+@pytest.mark.parametrize("shape", [(4, 4), (2, 5), (5, 2), (1, 6)])
+def test_an_even_or_flat_kernel_blurs_to_the_same_size_about_its_centre_pixel(shape):
+    # padded by size // 2 on both sides, an even kernel had made the image one pixel taller or wider
+    image = np.zeros((20, 30, 3))
+    image[10, 15] = 1.0
+    kernel = np.zeros(shape)
+    kernel[shape[0] // 2, shape[1] // 2] = 1.0  # a point at the centre pixel: the image comes back as it was
+    np.testing.assert_allclose(apply_blur(image, kernel), image, atol=1e-9)
+    box = np.full(shape, 1.0 / kernel.size)
+    assert apply_blur(image, box).shape == image.shape
+
+
 def test_blur_mask_is_smooth_and_varies():
     masks = [blur_mask(np.random.default_rng(seed), (200, 300)) for seed in range(8)]
     for mask in masks:

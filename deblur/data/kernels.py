@@ -115,7 +115,9 @@ def blur_mask(rng: np.random.Generator, size: tuple[int, int]) -> np.ndarray:
 
 
 def apply_blur(sharp: np.ndarray, kernel: np.ndarray) -> np.ndarray:
-    """Convolve an HWC float image with a 2-D kernel, reflecting at the borders; same size out."""
-    half_h, half_w = kernel.shape[0] // 2, kernel.shape[1] // 2
-    padded = np.pad(sharp, ((half_h, half_h), (half_w, half_w), (0, 0)), mode="reflect")
+    """Convolve an HWC float image with a 2-D kernel, reflecting at the borders; same size out, the kernel's
+    centre pixel (row and column `size // 2`) where the sharp pixel was, as `deblur.shake.fourier.otf` holds it."""
+    # Padded by size // 2 on both sides, an even kernel had made the image one pixel taller or wider.
+    (before_h, after_h), (before_w, after_w) = ((size - 1 - size // 2, size // 2) for size in kernel.shape)
+    padded = np.pad(sharp, ((before_h, after_h), (before_w, after_w), (0, 0)), mode="reflect")
     return fftconvolve(padded, kernel[:, :, None], mode="valid", axes=(0, 1))
