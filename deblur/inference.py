@@ -163,6 +163,7 @@ class Deblurrer:
 
     def many(self, images: list[np.ndarray]) -> list[np.ndarray]:
         """Deblur images of one size (a clip's frames), `frames_per_call` of them in each model call."""
+        images = list(images)  # a generator had been used up by the shapes' check: "has no len()"
         shapes = {np.shape(image) for image in images}
         if len(shapes) > 1:  # numpy's "all input arrays must have the same shape" had said it of the stack
             listed = ", ".join(str(shape) for shape in sorted(shapes))

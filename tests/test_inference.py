@@ -184,6 +184,8 @@ def test_many_at_strength_0_gives_the_images_back_without_running_the_model(iden
 def test_many_takes_no_images_and_names_images_of_two_shapes(identity_model):
     deblurrer = load_deblurrer(identity_model)
     assert deblurrer.many([]) == []  # had been an IndexError
+    given = [np.zeros((32, 48, 3), np.float32)] * 2
+    assert len(deblurrer.many(iter(given))) == 2  # a generator had been used up by the shapes' check
     image = np.zeros((32, 48, 3), np.float32)
     with pytest.raises(ImageArrayError, match=r"2 shapes \(\(24, 48, 3\), \(32, 48, 3\)\): many\(\) takes one shape"):
         deblurrer.many([image, image[:24]])
