@@ -47,6 +47,8 @@ RETIRED = {
 
 def check_method(method: str) -> None:
     """Refuse a method that is not a way (SettingError naming the choices, and the default for a retired one)."""
+    if not isinstance(method, str):  # a list had ended on "unhashable type"
+        raise SettingError(f"method must be one of {', '.join(WAYS)}: {method!r}", settings=("method",))
     if method in RETIRED:
         raise SettingError(
             f"method {method} is {RETIRED[method]}; use the default, {DEFAULT_METHOD} (or network or kernel)",
