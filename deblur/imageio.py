@@ -113,7 +113,7 @@ class WriteOptions:
     strip_metadata: bool = False  # leave out EXIF (camera, date, place) and the ICC profile
 
     def __post_init__(self) -> None:
-        if self.fmt not in WRITE_FORMATS:
+        if not isinstance(self.fmt, str) or self.fmt not in WRITE_FORMATS:  # a list: "unhashable type"
             raise SettingError(
                 f"format must be one of {', '.join(WRITE_FORMATS)}; got {self.fmt!r}", settings=("format",)
             )

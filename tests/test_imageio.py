@@ -446,6 +446,8 @@ def test_the_format_written_is_the_one_asked_for_else_the_names_else_png():
         format_for("a.avif")
     with pytest.raises(SettingError, match=r"format must be one of png, jpg, webp, bmp, tiff; got 'gif'"):
         format_for("a", "gif")
+    with pytest.raises(SettingError, match=r"format must be one of png, jpg, webp, bmp, tiff; got \['png'\]"):
+        format_for("a", ["png"])  # had been "unhashable type: 'list'"
 
 
 def test_a_quality_that_is_no_whole_number_from_1_to_100_is_named():

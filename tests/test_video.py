@@ -293,6 +293,7 @@ def test_a_crf_outside_the_codecs_range_is_refused_before_any_work(tmp_path):
     [
         # a codec of another name had been taken, and ended on KeyError 'x' once a crf was given or at the encoder
         (lambda: Encoding("x"), "codec must be one of h264, h265, vp9, av1; got 'x'"),
+        (lambda: Encoding(["h264"]), "codec must be one of h264, h265, vp9, av1; got ['h264']"),  # "unhashable type"
         (lambda: Encoding("h264", 18.5), "crf must be a whole number (or None); got 18.5"),  # went to the encoder
         # NaN had ended on "cannot convert float NaN to integer"; 0 and -1 ran as if they meant something
         (lambda: VideoOptions(segment_seconds=float("nan")), "segment_seconds must be a finite number above 0; got na"),

@@ -87,7 +87,8 @@ class Encoding:
     crf: int | None = None  # None: DEFAULT_CRF of the codec
 
     def __post_init__(self) -> None:
-        if self.codec not in MAX_CRF:  # it had been taken, and ended on KeyError with a crf or at the encoder
+        # it had been taken, and ended on KeyError with a crf or at the encoder; a list on "unhashable type"
+        if not isinstance(self.codec, str) or self.codec not in MAX_CRF:
             raise SettingError(f"codec must be one of {', '.join(MAX_CRF)}; got {self.codec!r}", settings=("codec",))
         if self.crf is not None and not is_whole_number(self.crf):  # 18.5 had gone to the encoder as it was
             raise SettingError(f"crf must be a whole number (or None); got {self.crf!r}", settings=("crf",))
