@@ -89,3 +89,15 @@ def test_settings_naming_an_engine_are_not_run_here_without_it(tmp_path):
     with pytest.raises(SettingError, match="name the 'ray' engine, and deblur_photos deblurs in this process"):
         deblur_photos(settings)  # had deblurred here as if no engine were named
     assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("run", [dict(worker_cpus="2"), dict(workers=1.5), dict(workers=0)])
+def test_workers_that_are_no_whole_number_of_at_least_1_are_named_before_the_engine_starts(tmp_path, run):
+    from deblur.scale.run import predict_at_scale
+    from deblur.settings import PredictSettings, RunSettings
+
+    settings = PredictSettings(ReadSettings(str(tmp_path)), write=WriteSettings(str(tmp_path / "out")))
+    settings = PredictSettings(settings.read, write=settings.write, run=RunSettings(engine="ray", **run))
+    with pytest.raises(SettingError, match="workers and worker CPUs must be whole numbers of at least 1; got") as err:
+        predict_at_scale(settings, progress=False, log=str)  # worker_cpus "2" had ended on a TypeError
+    assert err.value.settings == ("workers", "worker_cpus")

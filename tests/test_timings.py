@@ -112,6 +112,8 @@ def test_the_library_takes_a_preset_by_name_and_stages_and_out_as_strings(tmp_pa
         run_timings(load_config("smoke"), "quick", out, stages="tf.data, fp16", progress=False, log=str)
     with pytest.raises(SettingError, match="preset must be one of paper, quick; got 'fast'"):
         run_timings(load_config("smoke"), "fast", out, progress=False, log=str)
+    with pytest.raises(SettingError, match=r"preset must be one of paper, quick; got \['quick'\]"):
+        run_timings(load_config("smoke"), ["quick"], out, progress=False, log=str)  # "unhashable type: 'list'"
     with pytest.raises(SettingError, match="the timings' folder is NoneType: give its path"):
         run_timings(load_config("smoke"), "quick", None, progress=False, log=str)  # had been Path's TypeError
     assert not (tmp_path / "t").exists()

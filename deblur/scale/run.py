@@ -23,7 +23,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from deblur.console import Hint
-from deblur.errors import FULL_DISK, DeblurError, Interrupted, NothingFoundError, SettingError, full_disk_message
+from deblur.errors import (
+    FULL_DISK,
+    DeblurError,
+    Interrupted,
+    NothingFoundError,
+    SettingError,
+    full_disk_message,
+    is_whole_number,
+)
 from deblur.files import side_by_side_path, work_folder
 from deblur.imageio import mark_outputs, raw_files
 from deblur.predict import earlier_outputs
@@ -71,8 +79,13 @@ def predict_at_scale(
     run, inputs, out = settings.run, list(settings.read.inputs), settings.write.out
     if run.engine not in ENGINES:
         raise SettingError(f"engine must be one of {', '.join(ENGINES)}; got {run.engine!r}", settings=("engine",))
-    if run.worker_cpus < 1 or (run.workers is not None and run.workers < 1):
-        raise SettingError("workers and worker CPUs must be at least 1", settings=("workers", "worker_cpus"))
+    whole = is_whole_number(run.worker_cpus) and (run.workers is None or is_whole_number(run.workers))
+    if not whole or run.worker_cpus < 1 or (run.workers is not None and run.workers < 1):  # "2" had been a TypeError
+        raise SettingError(
+            f"workers and worker CPUs must be whole numbers of at least 1; got workers={run.workers!r}, "
+            f"worker_cpus={run.worker_cpus!r}",
+            settings=("workers", "worker_cpus"),
+        )
     from deblur.scale.ray_engine import check_address, ray_module, run_on_ray
 
     ray_module()  # before any work: without the extra, nothing is listed or probed

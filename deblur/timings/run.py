@@ -113,7 +113,7 @@ def timings(
 def _preset(preset: Preset | str) -> Preset:
     if isinstance(preset, Preset):
         return preset
-    if preset not in PRESETS:
+    if not isinstance(preset, str) or preset not in PRESETS:  # a list had ended on "unhashable type"
         raise SettingError(f"preset must be one of {', '.join(PRESETS)}; got {preset!r}", settings=("preset",))
     return PRESETS[preset]
 
