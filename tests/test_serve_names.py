@@ -1,7 +1,7 @@
 import pytest
 
 from deblur.errors import SettingError
-from deblur.serve.names import check_host_names, check_origins
+from deblur.serve.names import check_host_names, check_origins, given_names
 
 
 @pytest.mark.parametrize(
@@ -42,3 +42,20 @@ def test_the_server_checks_them_before_its_model_loads(monkeypatch):
         server.serve(port=0, cors_origins=("localhost:3000",))
     with pytest.raises(SettingError, match="'photos.example.org:8000' is not a host name"):
         server.serve(port=0, allowed_hosts=("photos.example.org:8000",))
+
+
+def test_one_name_given_as_a_string_is_one_name_not_its_letters(monkeypatch):
+    import deblur.inference
+    from deblur.serve import server
+
+    # allowed_hosts="photos.example.org" had allowed hosts named "p", "h", "o", ..., and not the name itself
+    assert given_names("photos.example.org") == ("photos.example.org",)
+    assert given_names(["a.org", "b.org"]) == ("a.org", "b.org")
+    monkeypatch.setattr(deblur.inference, "open_deblurrer", lambda *args, **kwargs: pytest.fail("model loaded"))
+    with pytest.raises(SettingError, match="'photos.example.org:8000' is not a host name"):  # had been "':'"
+        server.serve(port=0, allowed_hosts="photos.example.org:8000")
+    with pytest.raises(SettingError, match="'localhost:3000' is not an origin"):  # had been "'l'"
+        server.serve(port=0, cors_origins="localhost:3000")
+    with pytest.raises(SettingError, match="the host is int 5: name the address as a string") as err:
+        server.serve(host=5, port=0)  # had been "'int' object has no attribute 'strip'"
+    assert err.value.settings == ("host",)

@@ -13,6 +13,12 @@ from deblur.errors import SettingError
 ANY = "*"  # any origin, or any host name
 
 
+def given_names(names: str | Iterable[str]) -> tuple[str, ...]:
+    """Origins or host names as given: one as a string is one, not its letters (allowed_hosts="photos.example.org"
+    had allowed hosts named "p", "h", "o", ... and not the name itself; an origin was refused as 'h')."""
+    return (names,) if isinstance(names, str) else tuple(names)
+
+
 def check_origins(origins: Iterable[str]) -> None:
     """Refuse an origin that is not `scheme://host[:port]` as a browser's `Origin` header writes it (or `*`, or
     `null`, which a browser sends from a file:// page)."""

@@ -16,7 +16,7 @@ import uvicorn
 from deblur.errors import SettingError
 from deblur.runtime import DEFAULT_RUNTIME
 from deblur.serve.limits import Limits
-from deblur.serve.names import check_host_names, check_origins
+from deblur.serve.names import check_host_names, check_origins, given_names
 from deblur.serve.service import DeblurService
 from deblur.ways import DEFAULT_METHOD
 
@@ -65,19 +65,24 @@ def serve(
     method: str = DEFAULT_METHOD,
     estimates: int | None = None,
     limits: Limits | None = None,
-    cors_origins: tuple[str, ...] = (),
-    allowed_hosts: tuple[str, ...] = (),
+    cors_origins: str | tuple[str, ...] = (),
+    allowed_hosts: str | tuple[str, ...] = (),
     show_paths: bool = False,
     log: Callable[[str], None] = print,
 ) -> None:
     """Serve the page and the API until stopped (`model` as `deblur.paths.choose_model` takes it). Requests may be
     addressed to this machine's own names and addresses, `host`, and `allowed_hosts` (`deblur.serve.app.KnownHost`)."""
+    if not isinstance(host, str):  # 5 had ended on "'int' object has no attribute 'strip'"
+        raise SettingError(
+            f"the host is {type(host).__name__} {host!r}: name the address as a string", settings=("host",)
+        )
     if not host.strip():  # `--host $HOST`, unset: the socket had taken it for every interface, open to the network
         raise SettingError(
             "the host is empty: name the address to listen on (127.0.0.1, this machine only; 0.0.0.0, every "
             "network it is on)",
             settings=("host",),
         )
+    cors_origins, allowed_hosts = given_names(cors_origins), given_names(allowed_hosts)
     check_origins(cors_origins)  # before the model loads: written otherwise than a browser sends it, none matched
     check_host_names(allowed_hosts)
     limits = limits or Limits()
