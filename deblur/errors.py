@@ -62,6 +62,12 @@ def check_switches(**switches: object) -> None:
         raise SettingError(f"{', '.join(wrong)} must be True or False; got {given}", settings=tuple(wrong))
 
 
+def check_threads(threads: object) -> None:
+    """Refuse a thread count that is neither None (every core) nor a whole number of at least 1."""
+    if threads is not None and (not is_whole_number(threads) or threads < 1):
+        raise SettingError(f"threads must be None (all) or a whole number of at least 1; got {threads!r}")
+
+
 class Interrupted(DeblurError):
     """Stopped by Ctrl-C or SIGTERM; the message says what was kept for the next run."""
 

@@ -16,7 +16,7 @@ import numpy as np
 from deblur import hardware
 from deblur.config import InferencePrecision
 from deblur.console import Hint
-from deblur.errors import DeblurError, SettingError, is_whole_number
+from deblur.errors import DeblurError, SettingError, check_threads
 from deblur.files import as_path, refuse_over_input
 from deblur.image_array import ImageArrayError, as_image  # noqa: F401  the error is named deblur.inference's too
 from deblur.imageio import format_for, lost_in, read_photo, write_photo
@@ -271,8 +271,7 @@ def load_deblurrer(
     way_of(method)
     if runtime not in ("tensorflow", "openvino", "jax"):
         raise SettingError(f"runtime must be tensorflow, openvino or jax here; got {runtime!r}", settings=("runtime",))
-    if threads is not None and (not is_whole_number(threads) or threads < 1):
-        raise SettingError(f"threads must be None (all) or a whole number of at least 1; got {threads!r}")
+    check_threads(threads)
     if precision not in get_args(InferencePrecision):
         choices = ", ".join(get_args(InferencePrecision))
         raise SettingError(f"precision must be one of {choices}; got {precision!r}", settings=("precision",))

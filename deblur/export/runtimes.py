@@ -12,7 +12,7 @@ from pathlib import Path
 
 import numpy as np
 
-from deblur.errors import DeblurError, MissingFileError, SettingError, check_switches, error_reason, is_whole_number
+from deblur.errors import DeblurError, MissingFileError, SettingError, check_switches, check_threads, error_reason
 from deblur.files import as_path
 from deblur.image_array import as_image
 from deblur.imageio import to_uint8
@@ -34,8 +34,7 @@ def exported_runner(path: Path, *, threads: int | None = None, uint8: bool = Fal
     it cannot use a SettingError; the runner refuses an array a `Deblurrer` refuses (ImageArrayError)."""
     # Each checked here: a wrong thread count or precision had been reported as a file the runtime cannot load.
     path = as_path(path, "the exported model", "model")
-    if threads is not None and (not is_whole_number(threads) or threads < 1):
-        raise SettingError(f"threads must be None (all) or a whole number of at least 1; got {threads!r}")
+    check_threads(threads)
     if precision not in PRECISIONS:
         raise SettingError(f"precision must be one of {', '.join(PRECISIONS)}; got {precision!r}")
     check_switches(uint8=uint8)
