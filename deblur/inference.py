@@ -163,6 +163,11 @@ class Deblurrer:
 
     def many(self, images: list[np.ndarray]) -> list[np.ndarray]:
         """Deblur images of one size (a clip's frames), `frames_per_call` of them in each model call."""
+        if isinstance(images, np.ndarray) and images.ndim != 4:  # one image's rows had each been an image
+            raise ImageArrayError(
+                f"many() takes a list of images or an NHWC batch, not an array of shape {images.shape}: give one "
+                "image to the Deblurrer itself, deblurrer(image)"
+            )
         images = list(images)  # a generator had been used up by the shapes' check: "has no len()"
         shapes = {np.shape(image) for image in images}
         if len(shapes) > 1:  # numpy's "all input arrays must have the same shape" had said it of the stack

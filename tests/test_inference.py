@@ -189,6 +189,9 @@ def test_many_takes_no_images_and_names_images_of_two_shapes(identity_model):
     image = np.zeros((32, 48, 3), np.float32)
     with pytest.raises(ImageArrayError, match=r"2 shapes \(\(24, 48, 3\), \(32, 48, 3\)\): many\(\) takes one shape"):
         deblurrer.many([image, image[:24]])
+    with pytest.raises(ImageArrayError, match=r"not an array of shape \(32, 48, 3\): give one image to the"):
+        Deblurrer(deblurrer.model, strength=0).many(image)  # its rows had each been deblurred as an image
+    assert len(deblurrer.many(np.stack([image, image]))) == 2
 
 
 def test_a_call_may_ask_for_another_method_but_not_the_model_when_none_was_loaded(identity_model):
