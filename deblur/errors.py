@@ -62,6 +62,18 @@ def check_switches(**switches: object) -> None:
         raise SettingError(f"{', '.join(wrong)} must be True or False; got {given}", settings=tuple(wrong))
 
 
+def check_reporter(progress: object, calls: tuple[str, ...], protocol: str) -> None:
+    """Refuse a progress reporter (`protocol` names its kind) that lacks a method it will be called by, before
+    anything runs: progress=True had ended on "'bool' object has no attribute 'start'" once the model had loaded."""
+    missing = [name for name in calls if not callable(getattr(progress, name, None))]
+    if progress is not None and missing:
+        raise SettingError(
+            f"progress must be None (no reports) or a {protocol}, with the methods {', '.join(calls)}; "
+            f"{type(progress).__name__} has no {', '.join(missing)}",
+            settings=("progress",),
+        )
+
+
 def check_threads(threads: object) -> None:
     """Refuse a thread count that is neither None (every core) nor a whole number of at least 1."""
     if threads is not None and (not is_whole_number(threads) or threads < 1):

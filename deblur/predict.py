@@ -18,7 +18,14 @@ from typing import TYPE_CHECKING, Protocol
 import numpy as np
 
 from deblur.console import Hint
-from deblur.errors import DeblurError, Interrupted, NothingFoundError, OutputExistsError, SettingError
+from deblur.errors import (
+    DeblurError,
+    Interrupted,
+    NothingFoundError,
+    OutputExistsError,
+    SettingError,
+    check_reporter,
+)
 from deblur.files import check_folder, longest_name, side_by_side_path, to_write, work_folder
 from deblur.imageio import (
     DEFAULT_MAX_PIXELS,
@@ -300,6 +307,8 @@ def deblur_photos(
     from deblur.inference import open_deblurrer  # Keras: not for `--engine` planning, whose workers deblur
 
     kinds = {item.kind for item in plan.todo + plan.done}
+    calls = ("start", "image", "finished") + (("clip",) if any(item.kind == "video" for item in plan.todo) else ())
+    check_reporter(progress, calls, "deblur.predict.Progress")
     for unused in settings.write.unused_for(kinds) if kinds else []:
         log(Hint(unused))
     deblurrer, _ = open_deblurrer(settings.deblur, log=log)

@@ -1,8 +1,10 @@
 import errno
 import os
 
+import numpy as np
 import pytest
 import tensorflow as tf
+from helpers import make_clip, write_image
 
 from deblur.errors import error_reason, full_disk_from_tensorflow, full_disk_message
 from deblur.files import atomic_dir, atomic_path
@@ -91,3 +93,65 @@ def test_the_functions_that_replace_outputs_refuse_overwrite_as_a_string(tmp_pat
         with pytest.raises(SettingError, match="overwrite must be True or False; got overwrite='no'"):
             call()
     assert sorted(tmp_path.iterdir()) == []
+
+
+def test_the_functions_that_draw_bars_refuse_progress_as_a_string(tmp_path):
+    # a string is true: progress="no" had drawn the bars it was meant to leave out
+    from deblur.config import load_config
+    from deblur.data.check import summarize
+    from deblur.data.gopro import check_gopro
+    from deblur.data.pairs import preflight
+    from deblur.data.synth import synthesize_pairs
+    from deblur.errors import SettingError
+    from deblur.evaluation.evaluate import evaluate_model
+    from deblur.export.exporter import ExportRequest, export_model
+    from deblur.scale.run import predict_at_scale
+    from deblur.settings import PredictSettings, ReadSettings, RunSettings, WriteSettings
+    from deblur.timings.run import run_timings
+    from deblur.training.run import train
+    from deblur.video.pairs import pairs_from_video
+
+    (tmp_path / "photos").mkdir()
+    scaled = PredictSettings(ReadSettings(str(tmp_path / "photos")), write=WriteSettings(str(tmp_path / "out")))
+    scaled = PredictSettings(scaled.read, scaled.deblur, scaled.write, RunSettings(engine="ray"))
+    calls = [
+        lambda: train(load_config("smoke"), tmp_path / "run", progress="no"),
+        lambda: synthesize_pairs(tmp_path / "photos", tmp_path / "pairs", progress="no"),
+        lambda: evaluate_model(None, tmp_path, progress="no"),
+        lambda: export_model(ExportRequest("onnx", tmp_path / "m.onnx"), progress="no"),
+        lambda: run_timings(load_config("smoke", ["data.root=null"]), "quick", tmp_path / "t", progress="no"),
+        lambda: summarize(tmp_path, progress="no"),
+        lambda: preflight(tmp_path, 32, progress="no"),
+        lambda: check_gopro(tmp_path, progress="no"),
+        lambda: pairs_from_video(tmp_path / "c.mp4", tmp_path / "pairs", progress="no"),
+        lambda: predict_at_scale(scaled, progress="no"),
+    ]
+    for call in calls:
+        with pytest.raises(SettingError, match="progress must be True or False; got progress='no'"):
+            call()
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["photos"]
+
+
+def test_a_progress_reporter_without_its_calls_is_refused_before_the_model_loads(tmp_path, monkeypatch):
+    from types import SimpleNamespace
+
+    from deblur import inference
+    from deblur.errors import SettingError
+    from deblur.predict import deblur_photos
+    from deblur.settings import PredictSettings, ReadSettings, WriteSettings
+    from deblur.video.predict import deblur_clip
+
+    monkeypatch.setattr(inference, "open_deblurrer", lambda *_, **__: pytest.fail("the model was opened"))
+    write_image(tmp_path / "photo.png", np.zeros((8, 8, 3), np.uint8))
+    settings = PredictSettings(ReadSettings(str(tmp_path / "photo.png")), write=WriteSettings(str(tmp_path / "out")))
+    with pytest.raises(SettingError, match="progress must be None .* bool has no start, image, finished"):
+        deblur_photos(settings, progress=True)
+    # a reporter for photos alone (benchmarks' PhotoTimes) does for photos; a clip needs its `clip` too
+    photos_only = SimpleNamespace(start=print, image=print, finished=print)
+    make_clip(tmp_path / "clip.mp4", frames=2, size=(16, 16))
+    clip_settings = PredictSettings(ReadSettings(str(tmp_path / "clip.mp4")), write=settings.write)
+    with pytest.raises(SettingError, match="SimpleNamespace has no clip"):
+        deblur_photos(clip_settings, progress=photos_only)
+    with pytest.raises(SettingError, match="a deblur.video.predict.ClipProgress, with the methods clip"):
+        deblur_clip(tmp_path / "clip.mp4", tmp_path / "d.mp4", SimpleNamespace(many=print), progress=True)
+    assert not (tmp_path / "out").exists() and not (tmp_path / "d.mp4").exists()

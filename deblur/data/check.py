@@ -45,7 +45,7 @@ def summarize(root: str | Path, patch_size: int | None = None, *, deep: bool = F
     """Every pair under `root` checked as `deblur train` would (every file, each problem listed), with counts."""
     if patch_size is not None:  # 0 or 2.5 had checked no size, "64" ended on a TypeError
         check_patch_size(patch_size, "summarize")
-    check_switches(deep=deep)  # "no" read every file whole
+    check_switches(deep=deep, progress=progress)  # deep="no" read every file whole: a string is true
     splits, problems = discover(root)
     try:
         check_not_held_out(root)

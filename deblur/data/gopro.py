@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from deblur.data.pairs import IMAGE_SUFFIXES, DatasetError, Pair, check_pairs
+from deblur.errors import check_switches
 from deblur.files import atomic_dir, check_parent
 
 SPLITS = ("train", "test")
@@ -54,6 +55,7 @@ def check_gopro(path: Path, blur: str = "blur", *, progress: bool = True) -> Gop
     """Every sequence of both splits checked: partners present, images readable, sizes equal."""
     if blur not in BLUR_FOLDERS:
         raise DatasetError(f"blur must be one of {', '.join(BLUR_FOLDERS)}; got {blur!r}")
+    check_switches(progress=progress)  # "no" had drawn bars: a string is true
     check = GoproCheck(find_root(path))
     check.needs_arranging = blur != "blur"
     for split in SPLITS:

@@ -394,7 +394,8 @@ def preflight(
     With `skip_unreadable`, pairs with an unreadable file are left out and listed in `Splits.skipped` instead.
     """
     check_patch_size(patch_size, "preflight")
-    check_switches(skip_unreadable=skip_unreadable)  # "no" had left unreadable pairs out: a string is true
+    # skip_unreadable="no" had left unreadable pairs out: a string is true
+    check_switches(skip_unreadable=skip_unreadable, progress=progress)
     splits, problems = discover(root)
     skipped: list[str] = []
     if skip_unreadable:

@@ -94,7 +94,7 @@ def evaluate(
             "one (or deblur.evaluate_model(model, data) does both)",
             settings=("deblurrer",),
         )
-    check_switches(baselines=baselines, align=align)
+    check_switches(baselines=baselines, align=align, progress=progress)
     # A dataset's folder had been read letter by letter ("'str' object has no attribute 'blurry'"), and a generator
     # of no pairs passed the check below as one of some.
     if isinstance(pairs, str | os.PathLike) or not isinstance(pairs, Iterable):
@@ -179,7 +179,8 @@ def evaluate_model(
     """`deblur evaluate`: load the model (`model` as `deblur.paths.choose_model` takes it), score it on the pairs
     of `data`, and write the report as JSON to `out` (atomically; an existing file only with `overwrite`, checked
     before anything runs)."""
-    check_switches(baselines=baselines, align=align, overwrite=overwrite)  # before the model loads
+    # before the model loads; progress="no" had drawn bars: a string is true
+    check_switches(baselines=baselines, align=align, overwrite=overwrite, progress=progress)
     out = None if out is None else as_path(out, "the results file", "out")  # 5 had been Path's TypeError
     if overwrite and out is None:  # it went unused without a word
         raise SettingError(

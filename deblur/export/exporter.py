@@ -100,6 +100,7 @@ def export_model(
             "names the format and the file",
             settings=("format",),
         )
+    check_switches(progress=progress)  # "no" had drawn the calibration's bar: a string is true
     from deblur.inference import open_deblurrer
     from deblur.model import is_kernel_aware
     from deblur.paths import choose_model

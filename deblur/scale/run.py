@@ -29,6 +29,7 @@ from deblur.errors import (
     Interrupted,
     NothingFoundError,
     SettingError,
+    check_switches,
     full_disk_message,
     is_whole_number,
 )
@@ -76,6 +77,7 @@ def predict_at_scale(
     """Deblur every photo and clip of `settings.read.inputs` (paths or URLs, folders searched recursively) into
     `settings.write.out` (a path or URL) on the workers of `settings.run.engine`; see the module's docstring."""
     check_predict_settings(settings)
+    check_switches(progress=progress)  # "no" had drawn bars: a string is true
     run, inputs, out = settings.run, list(settings.read.inputs), settings.write.out
     if run.engine not in ENGINES:
         raise SettingError(f"engine must be one of {', '.join(ENGINES)}; got {run.engine!r}", settings=("engine",))

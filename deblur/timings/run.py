@@ -153,7 +153,7 @@ def run_timings(
     workload from `preset` (a Preset, or one of `PRESETS` by name); `stages` as `timings` takes them.
     """
     preset, out = _preset(preset), as_path(out, "the timings' folder", "out")  # a preset by name, a str path
-    check_switches(pipeline_only=pipeline_only, overwrite=overwrite)
+    check_switches(pipeline_only=pipeline_only, overwrite=overwrite, progress=progress)
     if isinstance(stages, str):  # one string, its letters had each been "unknown stage"
         stages = [name.strip() for name in stages.split(",") if name.strip()]
     if stages is not None and not is_list_of_strings(stages):
