@@ -48,6 +48,13 @@ TimingsPreset = Literal["quick", "paper"]
 MAX_SEED = 2**32 - 1
 
 
+def check_precision(precision: str) -> None:
+    """Refuse a precision to deblur in that is none of `InferencePrecision`'s."""
+    if not isinstance(precision, str) or precision not in get_args(InferencePrecision):
+        choices = ", ".join(get_args(InferencePrecision))
+        raise SettingError(f"precision must be one of {choices}; got {precision!r}", settings=("precision",))
+
+
 # === Sections ===
 
 

@@ -14,7 +14,7 @@ import keras
 import numpy as np
 
 from deblur import hardware
-from deblur.config import InferencePrecision
+from deblur.config import InferencePrecision, check_precision
 from deblur.console import Hint
 from deblur.errors import DeblurError, SettingError, check_threads
 from deblur.files import as_path, refuse_over_input
@@ -277,9 +277,7 @@ def load_deblurrer(
     if runtime not in ("tensorflow", "openvino", "jax"):
         raise SettingError(f"runtime must be tensorflow, openvino or jax here; got {runtime!r}", settings=("runtime",))
     check_threads(threads)
-    if precision not in get_args(InferencePrecision):
-        choices = ", ".join(get_args(InferencePrecision))
-        raise SettingError(f"precision must be one of {choices}; got {precision!r}", settings=("precision",))
+    check_precision(precision)
     path = choose_model(path, kernel_aware=method == "kernel-aware").path  # None had been Path's TypeError
     check_model_file(path)
     if way_of(method).model_channels is None:  # the model never runs: not loading it saves seconds and hundreds of MB

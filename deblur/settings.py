@@ -11,13 +11,14 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from deblur.config import check_precision
 from deblur.errors import SettingError, check_switches
 from deblur.imageio import DEFAULT_MAX_PIXELS, WriteOptions, check_format_holds, check_max_pixels
 from deblur.paths import ModelChoice
-from deblur.runtime import DEFAULT_RUNTIME
-from deblur.shake.tries import ESTIMATES
-from deblur.strength import DEFAULT_STRENGTH
-from deblur.tiling import DEFAULT_OVERLAP, DEFAULT_TILE
+from deblur.runtime import DEFAULT_RUNTIME, check_runtime
+from deblur.shake.tries import ESTIMATES, check_estimates
+from deblur.strength import DEFAULT_STRENGTH, check_strength
+from deblur.tiling import DEFAULT_OVERLAP, DEFAULT_TILE, Tiling
 from deblur.video.encode import Encoding  # light: PyAV loads on use
 from deblur.ways import DEFAULT_METHOD, check_ensemble_for, way_of
 
@@ -75,6 +76,13 @@ class DeblurSettings:
             )
         way = way_of(self.method)
         check_ensemble_for(way, self.ensemble)  # before the model loads
+        # Each of these had been refused only when the model loaded: with an engine, by every worker as it started.
+        check_strength(self.strength)
+        if self.estimates is not None:
+            check_estimates(self.estimates)
+        check_precision(self.precision)
+        check_runtime(self.runtime)
+        Tiling(self.tile, self.overlap)
         if way.model_channels is None and (unused := self.model_options_given()):
             named = ", ".join(unused)
             raise SettingError(  # each went unused without a word

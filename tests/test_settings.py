@@ -101,3 +101,24 @@ def test_workers_that_are_no_whole_number_of_at_least_1_are_named_before_the_eng
     with pytest.raises(SettingError, match="workers and worker CPUs must be whole numbers of at least 1; got") as err:
         predict_at_scale(settings, progress=False, log=str)  # worker_cpus "2" had ended on a TypeError
     assert err.value.settings == ("workers", "worker_cpus")
+
+
+@pytest.mark.parametrize(
+    "given, said",
+    [
+        (dict(precision="fp8"), "precision must be one of auto, float32, bfloat16; got 'fp8'"),
+        (dict(precision=["float32"]), "precision must be one of auto, float32, bfloat16; got ['float32']"),
+        (dict(runtime="onnx"), "runtime must be one of auto, tensorflow, openvino, jax; got 'onnx'"),
+        (dict(strength=2.0), "strength must be from 0 to 1.5: 2"),
+        (dict(estimates=0), "estimates must be 1 to 3; got 0"),
+        (dict(tile=30), "tile must be a multiple of"),
+        (dict(overlap=-1), "overlap must be at least 0"),
+    ],
+)
+def test_how_to_deblur_is_refused_by_name_when_the_settings_are_made(given, said):
+    # each had been refused only when the model loaded: with an engine, by every worker as it started
+    from deblur.settings import DeblurSettings
+
+    with pytest.raises(SettingError) as refused:
+        DeblurSettings(**given)
+    assert said in str(refused.value)

@@ -30,12 +30,17 @@ def openvino_installed() -> bool:
     return importlib.util.find_spec("openvino") is not None
 
 
+def check_runtime(runtime: str) -> None:
+    """Refuse a runtime that is none of `Runtime`'s (a list had ended on "unhashable type" in some lookups)."""
+    if not isinstance(runtime, str) or runtime not in get_args(Runtime):
+        choices = ", ".join(get_args(Runtime))
+        raise SettingError(f"runtime must be one of {choices}; got {runtime!r}", settings=("runtime",))
+
+
 def choose_runtime(runtime: str) -> tuple[str, str | None]:
     """The runtime to use for `runtime` ("auto", "tensorflow", "openvino" or "jax"), and a hint for the user when
     auto fell back to TensorFlow because OpenVINO is not installed (else None)."""
-    if runtime not in get_args(Runtime):
-        choices = ", ".join(get_args(Runtime))
-        raise SettingError(f"runtime must be one of {choices}; got {runtime!r}", settings=("runtime",))
+    check_runtime(runtime)
     backend = keras_backend()
     if runtime == "auto":
         if backend == "jax":  # asked for by the environment; OpenVINO's converter would need TensorFlow
