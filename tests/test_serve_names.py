@@ -49,8 +49,9 @@ def test_one_name_given_as_a_string_is_one_name_not_its_letters(monkeypatch):
     from deblur.serve import server
 
     # allowed_hosts="photos.example.org" had allowed hosts named "p", "h", "o", ..., and not the name itself
-    assert given_names("photos.example.org") == ("photos.example.org",)
-    assert given_names(["a.org", "b.org"]) == ("a.org", "b.org")
+    assert given_names("photos.example.org", "allowed_hosts", "allow_host") == ("photos.example.org",)
+    assert given_names(["a.org", "b.org"], "allowed_hosts", "allow_host") == ("a.org", "b.org")
+    assert given_names(None, "allowed_hosts", "allow_host") == ()  # had been "'NoneType' object is not iterable"
     monkeypatch.setattr(deblur.inference, "open_deblurrer", lambda *args, **kwargs: pytest.fail("model loaded"))
     with pytest.raises(SettingError, match="'photos.example.org:8000' is not a host name"):  # had been "':'"
         server.serve(port=0, allowed_hosts="photos.example.org:8000")
@@ -59,3 +60,24 @@ def test_one_name_given_as_a_string_is_one_name_not_its_letters(monkeypatch):
     with pytest.raises(SettingError, match="the host is int 5: name the address as a string") as err:
         server.serve(host=5, port=0)  # had been "'int' object has no attribute 'strip'"
     assert err.value.settings == ("host",)
+
+
+@pytest.mark.parametrize(
+    "given, said, setting",
+    [
+        (dict(allowed_hosts=[5]), r"allowed_hosts must be strings, one or a list of them; got \[5\]", "allow_host"),
+        (dict(cors_origins=5), "cors_origins must be strings, one or a list of them; got 5", "cors_origin"),
+        (dict(limits={"max_bytes": 5}), "limits must be a deblur.serve.limits.Limits, not dict", "limits"),
+        (dict(show_paths="no"), "show_paths must be True or False; got show_paths='no'", "show_paths"),
+    ],
+)
+def test_what_the_server_is_started_with_is_named_before_the_model_loads(monkeypatch, given, said, setting):
+    # [5] had ended on "'int' object has no attribute 'strip'", a dict of limits on "... no attribute 'waiting'"
+    # once the model had loaded, and show_paths="no" showed the model's path to anyone: a string is true
+    import deblur.inference
+    from deblur.serve import server
+
+    monkeypatch.setattr(deblur.inference, "open_deblurrer", lambda *args, **kwargs: pytest.fail("model loaded"))
+    with pytest.raises(SettingError, match=said) as err:
+        server.serve(port=0, **given)
+    assert err.value.settings == (setting,)

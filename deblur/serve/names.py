@@ -13,10 +13,16 @@ from deblur.errors import SettingError
 ANY = "*"  # any origin, or any host name
 
 
-def given_names(names: str | Iterable[str]) -> tuple[str, ...]:
-    """Origins or host names as given: one as a string is one, not its letters (allowed_hosts="photos.example.org"
-    had allowed hosts named "p", "h", "o", ... and not the name itself; an origin was refused as 'h')."""
-    return (names,) if isinstance(names, str) else tuple(names)
+def given_names(names: str | Iterable[str] | None, name: str, setting: str) -> tuple[str, ...]:
+    """Origins or host names as given (the parameter `name`, the command's option `setting`): one as a string is
+    one, not its letters (allowed_hosts="photos.example.org" had allowed hosts named "p", "h", "o", ... and not the
+    name itself; an origin was refused as 'h'); None is none (it had been "'NoneType' object is not iterable")."""
+    if names is None:
+        return ()
+    given = (names,) if isinstance(names, str) else tuple(names) if isinstance(names, Iterable) else (names,)
+    if not all(isinstance(item, str) for item in given):  # 5 had ended on "'int' object has no attribute 'strip'"
+        raise SettingError(f"{name} must be strings, one or a list of them; got {names!r}", settings=(setting,))
+    return given
 
 
 def check_origins(origins: Iterable[str]) -> None:

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import uvicorn
 
-from deblur.errors import SettingError
+from deblur.errors import SettingError, check_switches
 from deblur.runtime import DEFAULT_RUNTIME
 from deblur.serve.limits import Limits
 from deblur.serve.names import check_host_names, check_origins, given_names
@@ -82,10 +82,17 @@ def serve(
             "network it is on)",
             settings=("host",),
         )
-    cors_origins, allowed_hosts = given_names(cors_origins), given_names(allowed_hosts)
+    cors_origins = given_names(cors_origins, "cors_origins", "cors_origin")
+    allowed_hosts = given_names(allowed_hosts, "allowed_hosts", "allow_host")
     check_origins(cors_origins)  # before the model loads: written otherwise than a browser sends it, none matched
     check_host_names(allowed_hosts)
-    limits = limits or Limits()
+    limits = Limits() if limits is None else limits
+    if not isinstance(limits, Limits):  # a dict had ended on "'dict' object has no attribute 'waiting'", loaded
+        raise SettingError(
+            f"limits must be a deblur.serve.limits.Limits, not {type(limits).__name__}: Limits(**values)",
+            settings=("limits",),
+        )
+    check_switches(show_paths=show_paths)  # "no" had shown the model's path to anyone: a string is true
     from deblur.inference import open_deblurrer
     from deblur.serve.app import create_app
     from deblur.serve.card import model_info
