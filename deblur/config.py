@@ -19,9 +19,10 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, Literal, get_args
 
+import numpy as np
 import yaml
 
-from deblur.errors import DeblurError, SettingError, is_list_of_strings, is_whole_number
+from deblur.errors import DeblurError, SettingError, is_list_of_strings, is_real_number, is_whole_number
 
 
 class ConfigError(DeblurError, ValueError):
@@ -69,13 +70,9 @@ class ModelConfig:
     kernel_aware: bool = False
 
     def __post_init__(self) -> None:
+        # as `build_generator`'s arguments too: "64" had been a TypeError, 64.5 Keras' "evenly divisible" error
+        _check_types(self, "model.")
         _check_choice("model.norm", self.norm, Norm)
-        for name in ("width", "blocks"):
-            value = getattr(self, name)
-            # as `build_generator`'s arguments: "64" had been a TypeError, 64.5 Keras' "evenly divisible" error
-            if not is_whole_number(value):
-                raise ConfigError(f"model.{name} must be a whole number, got {value!r}")
-            setattr(self, name, int(value))  # NumPy's as Python's (np.int64(8) had been "must be a whole number")
         _check_positive("model.width", self.width)
         _check_range("model.blocks", self.blocks, 0, 64)
         _check_range("model.dropout", self.dropout, 0.0, 0.99)
@@ -135,14 +132,13 @@ class SynthConfig:
 
     def __post_init__(self) -> None:
         # Floats stay floats whether written 7 or 7.0: the demo dataset's folder name hashes these values.
-        self.min_length, self.max_length, self.noise = float(self.min_length), float(self.max_length), float(self.noise)
+        _check_types(self, "data.synth.")
         _check_positive("data.synth.min_length", self.min_length)
         _check_positive("data.synth.max_length", self.max_length)
         if self.max_length < self.min_length:
             raise ConfigError("data.synth.max_length must be >= data.synth.min_length")
         _check_range("data.synth.noise", self.noise, 0.0, 0.5)
         if self.min_noise is not None:
-            self.min_noise = float(self.min_noise)
             _check_range("data.synth.min_noise", self.min_noise, 0.0, self.noise)
         _check_positive("data.synth.pairs_per_photo", self.pairs_per_photo)
         _check_range("data.synth.seed", self.seed, 0, MAX_SEED)
@@ -264,6 +260,7 @@ class DataConfig:
     device_pairs: bool = False
 
     def __post_init__(self) -> None:
+        _check_types(self, "data.")
         self.root, self.cache = _home(self.root), _home(self.cache)
         if self.device_pairs:
             if self.synth.blur != "kernel":
@@ -319,6 +316,7 @@ class TrainConfig:
     max_minutes: float | None = None
 
     def __post_init__(self) -> None:
+        _check_types(self, "train.")
         self.init, self.vgg_weights = _home(self.init), _home(self.vgg_weights)
         _check_positive("train.epochs", self.epochs)
         if self.max_minutes is not None:
@@ -354,6 +352,7 @@ class Config:
     train: TrainConfig = field(default_factory=TrainConfig)
 
     def __post_init__(self) -> None:
+        _check_types(self, "")
         if self.train.mix_weight and not self.model.kernel_aware:
             raise ConfigError("train.mix_weight needs model.kernel_aware: a plain network has no gated mix")
 
@@ -536,8 +535,23 @@ def _build(cls: type, raw: Any, prefix: str) -> Any:
     return cls(**kwargs)
 
 
+# What a key of each type must be, as its error says it
+_KINDS = {bool: "true or false", int: "a whole number", float: "a number", str: "a string"}
+
+
+def _check_types(section: Any, prefix: str) -> None:
+    """Check and convert each key of a config section as `_coerce` does a file's, for sections built in Python
+    (`ModelConfig(...)`, `build_generator`'s arguments): kernel_aware="no" had built a kernel-aware model (a string
+    is true), batch_size=2.5 and a section given as a dict went on to fail far away, dropout="0.1" was a TypeError."""
+    hints = typing.get_type_hints(type(section))
+    for item in dataclasses.fields(section):
+        setattr(section, item.name, _coerce(hints[item.name], getattr(section, item.name), prefix + item.name))
+
+
 def _coerce(hint: Any, value: Any, key: str) -> Any:
     if dataclasses.is_dataclass(hint):
+        if isinstance(value, hint):  # built already (in Python, or by `_build`)
+            return value
         return _build(hint, value if value is not None else {}, key + ".")
     origin = typing.get_origin(hint)
     args = typing.get_args(hint)
@@ -551,18 +565,18 @@ def _coerce(hint: Any, value: Any, key: str) -> Any:
             return value
         raise ConfigError(f"{key} must be one of {', '.join(args)}, got {value!r}")
     if origin is list:
-        if not isinstance(value, list):
+        if not isinstance(value, list | tuple):  # a tuple: from Python
             raise ConfigError(f"{key} must be a list, got {value!r}")
         return [_coerce(args[0], v, key) for v in value]
     if hint is bool:
-        if isinstance(value, bool):
-            return value
+        if isinstance(value, bool | np.bool_):
+            return bool(value)
     elif hint is int:
-        if isinstance(value, int) and not isinstance(value, bool):
-            return value
+        if is_whole_number(value):  # NumPy's as Python's, as a saved config holds them
+            return int(value)
     elif hint is float:
         number = None
-        if isinstance(value, (int, float)) and not isinstance(value, bool):
+        if is_real_number(value):
             number = float(value)
         elif isinstance(value, str):  # YAML 1.1 reads 1e-4 (no dot) as a string
             with contextlib.suppress(ValueError):
@@ -571,9 +585,9 @@ def _coerce(hint: Any, value: Any, key: str) -> Any:
             if not math.isfinite(number):  # nan passes every "> 0" check, and trains NaN weights
                 raise ConfigError(f"{key} must be a finite number, got {value!r}")
             return number
-    elif hint is str and isinstance(value, (str, int, float)) and not isinstance(value, bool):
-        return str(value)
-    raise ConfigError(f"{key} must be {getattr(hint, '__name__', hint)}, got {value!r}")
+    elif hint is str and isinstance(value, (str, int, float, os.PathLike)) and not isinstance(value, bool):
+        return os.fspath(value) if isinstance(value, os.PathLike) else str(value)
+    raise ConfigError(f"{key} must be {_KINDS.get(hint, getattr(hint, '__name__', hint))}, got {value!r}")
 
 
 def _home(path: Any) -> Any:

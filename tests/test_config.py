@@ -39,13 +39,13 @@ def test_unknown_section(tmp_path):
 @pytest.mark.parametrize(
     "override, message",
     [
-        ("train.epochs=two", "train.epochs must be int"),
+        ("train.epochs=two", "train.epochs must be a whole number"),
         ("train.epochs=0", "train.epochs must be > 0"),
         ("model.norm=layer", "model.norm must be one of"),
         ("data.synth.max_length=1", "max_length"),
         ("train.nope=1", "train.nope"),
         ("train.epochs", "section.key=value"),
-        ("model.width=true", "model.width must be int"),
+        ("model.width=true", "model.width must be a whole number"),
         ("train.devices=[/cpu:0", r"override 'train.devices=\[/cpu:0': its value is not valid YAML \(line 1, column"),
         # NaN passed every "> 0" check and trained a model of NaN weights
         ("train.learning_rate=nan", "train.learning_rate must be a finite number, got 'nan'"),
@@ -178,7 +178,7 @@ def test_a_key_given_twice_is_refused_with_its_lines(tmp_path):
 
 
 def test_a_bad_value_is_blamed_on_whoever_set_it(tmp_path):
-    with pytest.raises(ConfigError, match=r"^override 'train.epochs=two': train.epochs must be int"):
+    with pytest.raises(ConfigError, match=r"^override 'train.epochs=two': train.epochs must be a whole number"):
         load_config("smoke", ["train.seed=3", "train.epochs=two"])  # not on configs/smoke.yaml
     (tmp_path / "mine.yaml").write_text("model:\n  widht: 8\n")
     with pytest.raises(ConfigError, match=rf"^{re.escape(str(tmp_path / 'mine.yaml'))}: unknown key\(s\) model.widht"):
@@ -204,3 +204,43 @@ def test_a_path_from_the_home_folder_is_read_as_a_shell_reads_it(tmp_path, monke
     assert config.train.init == str(tmp_path / "runs/a/model.keras")
     assert config.train.vgg_weights == str(tmp_path / "vgg.h5")
     assert load_config("demo", ["train.init=latest"]).train.init == "latest"
+
+
+@pytest.mark.parametrize(
+    "section, given, said",
+    [
+        # a string is true: kernel_aware="no" had built a kernel-aware model, augment="no" augmented
+        ("ModelConfig", dict(kernel_aware="no"), "model.kernel_aware must be true or false, got 'no'"),
+        ("DataConfig", dict(augment="no"), "data.augment must be true or false, got 'no'"),
+        ("SynthConfig", dict(deconvolve="no"), "data.synth.deconvolve must be true or false, got 'no'"),
+        # taken as they were, to fail far away or not at all
+        ("DataConfig", dict(batch_size=2.5), "data.batch_size must be a whole number, got 2.5"),
+        ("SynthConfig", dict(pairs_per_photo=2.5), "data.synth.pairs_per_photo must be a whole number, got 2.5"),
+        ("TrainConfig", dict(seed=1.5), "train.seed must be a whole number, got 1.5"),
+        ("TrainConfig", dict(learning_rate=[1e-4]), r"train.learning_rate must be a number, got \[0.0001\]"),
+        ("DataConfig", dict(patch_size="256"), "data.patch_size must be a whole number, got '256'"),  # a TypeError
+        ("Config", dict(model=5), "model must be a mapping"),
+    ],
+)
+def test_sections_built_in_python_are_checked_as_a_files_keys_are(section, given, said):
+    import deblur.config
+
+    with pytest.raises(ConfigError, match=said):
+        getattr(deblur.config, section)(**given)
+
+
+def test_sections_built_in_python_are_converted_as_a_files_keys_are():
+    import numpy as np
+
+    from deblur.config import Config, DataConfig, ModelConfig, SynthConfig, config_to_yaml
+
+    # NumPy's numbers as Python's (a saved config holds them), a section as a mapping, a tuple of devices as a list
+    config = Config(
+        ModelConfig(width=np.int64(8), kernel_aware=np.bool_(False)),
+        DataConfig(batch_size=np.int64(2), synth={"noise": 0.02}),
+        {"devices": ("/cpu:0",), "learning_rate": np.float32(0.5)},
+    )
+    assert (config.model.width, config.data.batch_size, config.train.devices) == (8, 2, ["/cpu:0"])
+    assert type(config.model.width) is int and type(config.model.kernel_aware) is bool
+    assert config.data.synth == SynthConfig(noise=0.02) and config.train.learning_rate == 0.5
+    assert "width: 8" in config_to_yaml(config)
