@@ -22,7 +22,14 @@ from typing import Any, Literal, get_args
 import numpy as np
 import yaml
 
-from deblur.errors import DeblurError, SettingError, is_list_of_strings, is_real_number, is_whole_number
+from deblur.errors import (
+    DeblurError,
+    SettingError,
+    check_choice,
+    is_list_of_strings,
+    is_real_number,
+    is_whole_number,
+)
 
 
 class ConfigError(DeblurError, ValueError):
@@ -51,9 +58,7 @@ MAX_SEED = 2**32 - 1
 
 def check_precision(precision: str) -> None:
     """Refuse a precision to deblur in that is none of `InferencePrecision`'s."""
-    if not isinstance(precision, str) or precision not in get_args(InferencePrecision):
-        choices = ", ".join(get_args(InferencePrecision))
-        raise SettingError(f"precision must be one of {choices}; got {precision!r}", settings=("precision",))
+    check_choice("precision", precision, get_args(InferencePrecision))
 
 
 # === Sections ===

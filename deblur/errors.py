@@ -12,6 +12,7 @@ import errno
 import math
 import numbers
 import os
+from collections.abc import Iterable
 
 import numpy as np
 
@@ -60,6 +61,15 @@ def check_switches(**switches: object) -> None:
     if wrong:
         given = ", ".join(f"{name}={value!r}" for name, value in wrong.items())
         raise SettingError(f"{', '.join(wrong)} must be True or False; got {given}", settings=tuple(wrong))
+
+
+def check_choice(name: str, value: object, choices: Iterable[str], *, setting: str | None = None) -> None:
+    """Refuse a value that is not one of the strings `choices`, naming `name` (its setting `setting`, default the
+    same) and the choices: the one way deblur says it, where it had been said five ways, and a list given had ended
+    on "unhashable type" where the choices were a dict's keys."""
+    choices = tuple(choices)
+    if not isinstance(value, str) or value not in choices:
+        raise SettingError(f"{name} must be one of {', '.join(choices)}; got {value!r}", settings=(setting or name,))
 
 
 def check_reporter(progress: object, calls: tuple[str, ...], protocol: str) -> None:

@@ -25,7 +25,7 @@ from typing import BinaryIO, Literal, TypeVar, get_args
 import numpy as np
 from PIL import Image, ImageOps, UnidentifiedImageError
 
-from deblur.errors import DeblurError, SettingError, is_whole_number
+from deblur.errors import DeblurError, SettingError, check_choice, is_whole_number
 from deblur.files import as_path, atomic_path, atomic_write_text
 from deblur.photo16 import (
     GRAY,
@@ -113,10 +113,7 @@ class WriteOptions:
     strip_metadata: bool = False  # leave out EXIF (camera, date, place) and the ICC profile
 
     def __post_init__(self) -> None:
-        if not isinstance(self.fmt, str) or self.fmt not in WRITE_FORMATS:  # a list: "unhashable type"
-            raise SettingError(
-                f"format must be one of {', '.join(WRITE_FORMATS)}; got {self.fmt!r}", settings=("format",)
-            )
+        check_choice("format", self.fmt, WRITE_FORMATS)
         if self.quality is None:
             return
         if not (is_whole_number(self.quality) and 1 <= self.quality <= 100):  # "80" had ended on a TypeError

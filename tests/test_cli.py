@@ -106,7 +106,7 @@ def test_a_keras_backend_that_is_none_of_keras_is_named_and_help_still_shows(mon
 def test_a_bad_choice_is_named_without_the_validators_plumbing():
     result = runner.invoke(app, ["predict", "x.png", "--method", "blind"])
     assert result.exit_code == 2
-    message = "Invalid value for '--method': method must be one of kernel-aware, network, kernel: 'blind'"
+    message = "Invalid value for '--method': method must be one of kernel-aware, network, kernel; got 'blind'"
     assert message in " ".join(result.output.replace("│", " ").split())
     retired = runner.invoke(app, ["predict", "x.png", "--method", "auto"])
     assert retired.exit_code == 2 and "use the default, kernel-aware" in " ".join(

@@ -155,3 +155,16 @@ def test_a_progress_reporter_without_its_calls_is_refused_before_the_model_loads
     with pytest.raises(SettingError, match="a deblur.video.predict.ClipProgress, with the methods clip"):
         deblur_clip(tmp_path / "clip.mp4", tmp_path / "d.mp4", SimpleNamespace(many=print), progress=True)
     assert not (tmp_path / "out").exists() and not (tmp_path / "d.mp4").exists()
+
+
+def test_a_value_that_is_none_of_its_choices_is_named_with_them():
+    from deblur.errors import SettingError, check_choice
+
+    check_choice("codec", "h264", ("h264", "vp9"))
+    with pytest.raises(SettingError, match="codec must be one of h264, vp9; got 'x264'") as err:
+        check_choice("codec", "x264", ("h264", "vp9"))
+    assert err.value.settings == ("codec",)
+    # a list had ended on "unhashable type" where the choices were a dict's keys
+    with pytest.raises(SettingError, match=r"format must be one of png, jpg; got \['png'\]") as err:
+        check_choice("format", ["png"], {"png": 1, "jpg": 2}, setting="fmt")
+    assert err.value.settings == ("fmt",)

@@ -201,7 +201,7 @@ def test_a_call_may_ask_for_another_method_but_not_the_model_when_none_was_loade
     assert not np.array_equal(network(image, method="kernel"), image) and network.way("kernel").name == "kernel"
     with pytest.raises(SettingError, match="method must be one of kernel-aware, network, kernel"):
         network(image, method="blind")
-    with pytest.raises(SettingError, match=r"method must be one of kernel-aware, network, kernel: \['kernel'\]"):
+    with pytest.raises(SettingError, match=r"method must be one of kernel-aware, network, kernel; got \['kernel'\]"):
         network(image, method=["kernel"])  # had been "unhashable type: 'list'"
     with pytest.raises(SettingError, match="method auto is .*retired.*; use the default, kernel-aware"):
         network(image, method="auto")

@@ -124,7 +124,7 @@ def test_a_photo_may_ask_for_a_method_and_the_answer_names_its_way(client, model
     wrong = post(client, data, method="blind")
     assert (
         wrong.status_code == 422
-        and wrong.json()["detail"] == "method must be one of kernel-aware, network, kernel: 'blind'"
+        and wrong.json()["detail"] == "method must be one of kernel-aware, network, kernel; got 'blind'"
     )
     files = {"image": ("shaken.png", data, "application/octet-stream")}
     retired = client.post("/v1/deblur", files=files, data={"method": "auto"})

@@ -21,7 +21,9 @@ def test_every_way_is_registered_under_its_name_and_the_default_is_one():
 
 
 def test_an_unknown_way_is_refused_naming_the_choices_and_a_retired_one_naming_the_default():
-    with pytest.raises(SettingError, match="method must be one of kernel-aware, network, kernel: 'wiener'") as caught:
+    with pytest.raises(
+        SettingError, match="method must be one of kernel-aware, network, kernel; got 'wiener'"
+    ) as caught:
         ways.check_method("wiener")
     assert caught.value.settings == ("method",)
     with pytest.raises(SettingError, match=r"method auto is .* retired: .*; use the default, kernel-aware"):

@@ -21,7 +21,7 @@ from deblur.console import progress_bar
 from deblur.data.pairs import DatasetError, Pair, Splits, check_pairs, discover, problem_listing
 from deblur.data.sequence import load_rgb
 from deblur.data.writer import kernel_file
-from deblur.errors import Interrupted, OutputExistsError, SettingError, check_switches, is_whole_number
+from deblur.errors import Interrupted, OutputExistsError, SettingError, check_choice, check_switches, is_whole_number
 from deblur.evaluation.align import aligned_scores, smallest_side
 from deblur.evaluation.baselines import WITH_KERNEL, WITHOUT_KERNEL
 from deblur.evaluation.report import EvaluationReport, ImageResult
@@ -45,8 +45,7 @@ def evaluation_pairs(
     score (`align`: at shifts). `split` "auto" is the held-out split of data that has split folders (GOPRO's
     test/), and all the pairs of a flat blur/ + sharp/ folder, whose 1-in-10 validation carve-out is training's,
     not the data's."""
-    if split not in SPLITS:
-        raise SettingError(f"split must be one of {', '.join(SPLITS)}; got {split!r}", settings=("split",))
+    check_choice("split", split, SPLITS)
     if limit is not None and (not is_whole_number(limit) or limit < 1):  # 0 had scored every pair, -1 all but one
         raise SettingError(
             f"limit must be a whole number of at least 1 (or None, for every pair): {limit!r}", settings=("limit",)

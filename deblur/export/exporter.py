@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, get_args
 
-from deblur.errors import OutputExistsError, SettingError, check_switches
+from deblur.errors import OutputExistsError, SettingError, check_choice, check_switches
 from deblur.files import as_path, atomic_dir, atomic_path, check_parent, refuse_existing
 from deblur.paths import EXPORT_SUFFIXES, exported_format
 
@@ -47,10 +47,7 @@ class ExportRequest:
         if self.calibration is not None:
             object.__setattr__(self, "calibration", as_path(self.calibration, "the calibration folder", "calibration"))
         check_switches(overwrite=self.overwrite, float16=self.float16)
-        if self.fmt not in get_args(ExportFormat):
-            raise SettingError(
-                f"format must be one of {', '.join(get_args(ExportFormat))}; got {self.fmt!r}", settings=("format",)
-            )
+        check_choice("format", self.fmt, get_args(ExportFormat))
         if self.quantize is not None and self.quantize not in get_args(Quantization):
             raise SettingError(f"quantize must be int8; got {self.quantize!r}", settings=("quantize",))
         if self.float16 and self.fmt != "litert":

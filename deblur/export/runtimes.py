@@ -12,7 +12,15 @@ from pathlib import Path
 
 import numpy as np
 
-from deblur.errors import DeblurError, MissingFileError, SettingError, check_switches, check_threads, error_reason
+from deblur.errors import (
+    DeblurError,
+    MissingFileError,
+    SettingError,
+    check_choice,
+    check_switches,
+    check_threads,
+    error_reason,
+)
 from deblur.files import as_path
 from deblur.image_array import as_image
 from deblur.imageio import to_uint8
@@ -35,8 +43,7 @@ def exported_runner(path: Path, *, threads: int | None = None, uint8: bool = Fal
     # Each checked here: a wrong thread count or precision had been reported as a file the runtime cannot load.
     path = as_path(path, "the exported model", "model")
     check_threads(threads)
-    if precision not in PRECISIONS:
-        raise SettingError(f"precision must be one of {', '.join(PRECISIONS)}; got {precision!r}")
+    check_choice("precision", precision, PRECISIONS)
     check_switches(uint8=uint8)
     threads = threads or os.cpu_count() or 1
     exported = "savedmodel" if path.is_dir() else exported_format(path)

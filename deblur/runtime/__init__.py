@@ -12,7 +12,7 @@ from __future__ import annotations
 import importlib.util
 from typing import Literal, get_args
 
-from deblur.errors import SettingError
+from deblur.errors import SettingError, check_choice
 from deblur.hardware import keras_backend
 
 Runtime = Literal["auto", "tensorflow", "openvino", "jax"]
@@ -31,10 +31,7 @@ def openvino_installed() -> bool:
 
 
 def check_runtime(runtime: str) -> None:
-    """Refuse a runtime that is none of `Runtime`'s (a list had ended on "unhashable type" in some lookups)."""
-    if not isinstance(runtime, str) or runtime not in get_args(Runtime):
-        choices = ", ".join(get_args(Runtime))
-        raise SettingError(f"runtime must be one of {choices}; got {runtime!r}", settings=("runtime",))
+    check_choice("runtime", runtime, get_args(Runtime))
 
 
 def choose_runtime(runtime: str) -> tuple[str, str | None]:

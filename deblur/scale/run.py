@@ -29,6 +29,7 @@ from deblur.errors import (
     Interrupted,
     NothingFoundError,
     SettingError,
+    check_choice,
     check_switches,
     full_disk_message,
     is_whole_number,
@@ -79,8 +80,7 @@ def predict_at_scale(
     check_predict_settings(settings)
     check_switches(progress=progress)  # "no" had drawn bars: a string is true
     run, inputs, out = settings.run, list(settings.read.inputs), settings.write.out
-    if run.engine not in ENGINES:
-        raise SettingError(f"engine must be one of {', '.join(ENGINES)}; got {run.engine!r}", settings=("engine",))
+    check_choice("engine", run.engine, ENGINES)
     whole = is_whole_number(run.worker_cpus) and (run.workers is None or is_whole_number(run.workers))
     if not whole or run.worker_cpus < 1 or (run.workers is not None and run.workers < 1):  # "2" had been a TypeError
         raise SettingError(

@@ -20,6 +20,7 @@ from deblur.errors import (
     Interrupted,
     OutputExistsError,
     SettingError,
+    check_choice,
     check_switches,
     error_reason,
     is_list_of_strings,
@@ -113,8 +114,7 @@ def timings(
 def _preset(preset: Preset | str) -> Preset:
     if isinstance(preset, Preset):
         return preset
-    if not isinstance(preset, str) or preset not in PRESETS:  # a list had ended on "unhashable type"
-        raise SettingError(f"preset must be one of {', '.join(PRESETS)}; got {preset!r}", settings=("preset",))
+    check_choice("preset", preset, PRESETS)
     return PRESETS[preset]
 
 

@@ -20,7 +20,7 @@ from typing import Literal
 
 import numpy as np
 
-from deblur.errors import SettingError, is_whole_number
+from deblur.errors import SettingError, check_choice, is_whole_number
 from deblur.files import atomic_path
 from deblur.imageio import to_uint8
 from deblur.video.clips import Clip, picture_stream
@@ -88,8 +88,7 @@ class Encoding:
 
     def __post_init__(self) -> None:
         # it had been taken, and ended on KeyError with a crf or at the encoder; a list on "unhashable type"
-        if not isinstance(self.codec, str) or self.codec not in MAX_CRF:
-            raise SettingError(f"codec must be one of {', '.join(MAX_CRF)}; got {self.codec!r}", settings=("codec",))
+        check_choice("codec", self.codec, MAX_CRF)
         if self.crf is not None and not is_whole_number(self.crf):  # 18.5 had gone to the encoder as it was
             raise SettingError(f"crf must be a whole number (or None); got {self.crf!r}", settings=("crf",))
         if self.crf is not None and not 0 <= self.crf <= MAX_CRF[self.codec]:
