@@ -476,3 +476,15 @@ def test_an_upload_that_finds_the_disk_full_or_the_client_gone(client, monkeypat
     answer = client.post("/v1/deblur", files={"image": ("p.png", png_bytes(photo()), "image/png")})
     assert answer.status_code == status
     assert body is None or answer.json() == body
+
+
+def test_a_service_is_refused_a_deblurrer_or_limits_of_another_kind(model):
+    # a model's path had ended on AttributeError in the first request, a dict of limits on "... 'waiting'"
+    from deblur.errors import SettingError
+
+    info = model_info(model, "a test model", "float32")
+    with pytest.raises(SettingError, match="deblurrer must be a Deblurrer, not PosixPath: deblur.load_deblurrer"):
+        DeblurService(model, info)
+    with pytest.raises(SettingError, match="limits must be a deblur.serve.limits.Limits, not dict: Limits"):
+        DeblurService(load_deblurrer(model, precision="float32"), info, {"waiting": 2})
+    assert DeblurService(load_deblurrer(model, precision="float32"), info).limits == Limits()

@@ -34,3 +34,16 @@ class Limits:
             wrong.append(f"max_video_seconds must be a finite number above 0; got {self.max_video_seconds!r}")
         if wrong:
             raise SettingError("the server's limits: " + "; ".join(wrong), settings=("limits",))
+
+
+def given_limits(limits: Limits | None) -> Limits:
+    """`limits`, or the defaults for None; anything else is refused, naming the class to give (a dict had ended on
+    "'dict' object has no attribute 'waiting'", in `serve` once the model had loaded)."""
+    if limits is None:
+        return Limits()
+    if not isinstance(limits, Limits):
+        raise SettingError(
+            f"limits must be a deblur.serve.limits.Limits, not {type(limits).__name__}: Limits(**values)",
+            settings=("limits",),
+        )
+    return limits

@@ -15,7 +15,7 @@ import uvicorn
 
 from deblur.errors import SettingError, check_switches
 from deblur.runtime import DEFAULT_RUNTIME
-from deblur.serve.limits import Limits
+from deblur.serve.limits import Limits, given_limits
 from deblur.serve.names import check_host_names, check_origins, given_names
 from deblur.serve.service import DeblurService
 from deblur.ways import DEFAULT_METHOD
@@ -86,12 +86,7 @@ def serve(
     allowed_hosts = given_names(allowed_hosts, "allowed_hosts", "allow_host")
     check_origins(cors_origins)  # before the model loads: written otherwise than a browser sends it, none matched
     check_host_names(allowed_hosts)
-    limits = Limits() if limits is None else limits
-    if not isinstance(limits, Limits):  # a dict had ended on "'dict' object has no attribute 'waiting'", loaded
-        raise SettingError(
-            f"limits must be a deblur.serve.limits.Limits, not {type(limits).__name__}: Limits(**values)",
-            settings=("limits",),
-        )
+    limits = given_limits(limits)
     check_switches(show_paths=show_paths)  # "no" had shown the model's path to anyone: a string is true
     from deblur.inference import open_deblurrer
     from deblur.serve.app import create_app

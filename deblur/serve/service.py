@@ -13,11 +13,12 @@ from typing import Any
 
 import numpy as np
 
+from deblur.errors import SettingError
 from deblur.imageio import NotAnImageError, check_format_holds, decode_photo, encode_photo, lost_in, peek_photo
 from deblur.inference import Deblurrer
 from deblur.min_side import check_min_side
 from deblur.predict import is_small
-from deblur.serve.limits import Limits
+from deblur.serve.limits import Limits, given_limits
 from deblur.serve.work import WorkQueue
 from deblur.strength import DEFAULT_STRENGTH
 from deblur.video.clips import clip_format
@@ -45,9 +46,15 @@ class DeblurService:
     """The loaded model, the line of requests for it, and what `/v1/model` says about them."""
 
     def __init__(self, deblurrer: Deblurrer, model_info: dict[str, Any], limits: Limits | None = None) -> None:
+        if not isinstance(deblurrer, Deblurrer):  # a model's path had ended on AttributeError in the first request
+            raise SettingError(
+                f"deblurrer must be a Deblurrer, not {type(deblurrer).__name__}: deblur.load_deblurrer(model) opens "
+                "one",
+                settings=("deblurrer",),
+            )
         self.deblurrer = deblurrer
         self.model_info = model_info
-        self.limits = limits = limits or Limits()
+        self.limits = limits = given_limits(limits)
         self.queue = WorkQueue(limits.waiting)
         # of the last deblur of at least RATE_SHAPE's pixels, per copy: the page's estimates and Retry-After's
         self.seconds_per_megapixel: float | None = None
