@@ -247,6 +247,10 @@ def test_images_too_small_to_score_are_named_before_any_work(tmp_path):
     assert len(evaluation_pairs(data)) == 2
     with pytest.raises(DatasetError, match=r"60x40 is smaller than the 52x52 that --align scores"):
         evaluation_pairs(data, align=True)
+    from deblur.errors import SettingError
+
+    with pytest.raises(SettingError, match="align must be True or False; got align='no'"):
+        evaluation_pairs(data, align="no")  # had held the pairs to --align's sizes: a string is true
 
 
 def test_a_folder_of_one_pair_is_scored_once(tmp_path):

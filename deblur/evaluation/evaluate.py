@@ -46,6 +46,7 @@ def evaluation_pairs(
     test/), and all the pairs of a flat blur/ + sharp/ folder, whose 1-in-10 validation carve-out is training's,
     not the data's."""
     check_choice("split", split, SPLITS)
+    check_switches(align=align)  # "no" had held the pairs to --align's sizes: a string is true
     if limit is not None and (not is_whole_number(limit) or limit < 1):  # 0 had scored every pair, -1 all but one
         raise SettingError(
             f"limit must be a whole number of at least 1 (or None, for every pair): {limit!r}", settings=("limit",)
