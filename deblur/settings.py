@@ -10,9 +10,10 @@ import os
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Literal, get_args
 
 from deblur.config import check_precision
-from deblur.errors import SettingError, check_switches
+from deblur.errors import SettingError, check_choice, check_switches, is_whole_number
 from deblur.imageio import DEFAULT_MAX_PIXELS, WriteOptions, check_format_holds, check_max_pixels
 from deblur.paths import ModelChoice
 from deblur.runtime import DEFAULT_RUNTIME, check_runtime
@@ -24,6 +25,8 @@ from deblur.ways import DEFAULT_METHOD, check_ensemble_for, way_of
 
 DEFAULT_OUT = "deblurred"  # the output folder, under the current one
 WORKER_CPUS = 1  # with an engine: each worker's model runs on this many threads; Ray reserves as many CPUs for it
+Engine = Literal["ray"]  # the distributed engines (`deblur.scale`)
+ENGINES: tuple[str, ...] = get_args(Engine)
 
 
 @dataclass(frozen=True)
@@ -127,6 +130,12 @@ class WriteSettings:
             overwrite=self.overwrite,
         )
         self.photo  # checks the format and quality  # noqa: B018
+        if not isinstance(self.encoding, Encoding):  # "vp9" had been refused only as the first clip was written
+            raise SettingError(
+                f"encoding must be a deblur.video.encode.Encoding, not {type(self.encoding).__name__} "
+                f"{self.encoding!r}: Encoding(codec, crf)",
+                settings=("encoding",),
+            )
 
     @property
     def photo(self) -> WriteOptions:
@@ -162,6 +171,16 @@ class RunSettings:
             raise SettingError(
                 "workers, worker_cpus and address go with an engine",
                 settings=("workers", "worker_cpus", "address", "engine"),
+            )
+        if self.engine is not None:  # "spark" had been refused only by predict_at_scale, deblur_photos naming it
+            check_choice("engine", self.engine, ENGINES)
+        whole = is_whole_number(self.worker_cpus) and (self.workers is None or is_whole_number(self.workers))
+        # worker_cpus "2" had been a TypeError, workers=1.5 had gone on to the engine
+        if not whole or self.worker_cpus < 1 or (self.workers is not None and self.workers < 1):
+            raise SettingError(
+                f"workers and worker CPUs must be whole numbers of at least 1; got workers={self.workers!r}, "
+                f"worker_cpus={self.worker_cpus!r}",
+                settings=("workers", "worker_cpus"),
             )
 
 

@@ -92,15 +92,25 @@ def test_settings_naming_an_engine_are_not_run_here_without_it(tmp_path):
 
 
 @pytest.mark.parametrize("run", [dict(worker_cpus="2"), dict(workers=1.5), dict(workers=0)])
-def test_workers_that_are_no_whole_number_of_at_least_1_are_named_before_the_engine_starts(tmp_path, run):
-    from deblur.scale.run import predict_at_scale
-    from deblur.settings import PredictSettings, RunSettings
+def test_workers_that_are_no_whole_number_of_at_least_1_are_named_when_the_settings_are_made(run):
+    from deblur.settings import RunSettings
 
-    settings = PredictSettings(ReadSettings(str(tmp_path)), write=WriteSettings(str(tmp_path / "out")))
-    settings = PredictSettings(settings.read, write=settings.write, run=RunSettings(engine="ray", **run))
     with pytest.raises(SettingError, match="workers and worker CPUs must be whole numbers of at least 1; got") as err:
-        predict_at_scale(settings, progress=False, log=str)  # worker_cpus "2" had ended on a TypeError
+        RunSettings(engine="ray", **run)  # worker_cpus "2" had ended on a TypeError in predict_at_scale
     assert err.value.settings == ("workers", "worker_cpus")
+
+
+def test_an_engine_or_an_encoding_of_another_kind_is_named_when_the_settings_are_made():
+    from deblur.settings import RunSettings
+    from deblur.video.encode import Encoding
+
+    # "spark" had been refused only by predict_at_scale, deblur_photos sending it there
+    with pytest.raises(SettingError, match="engine must be one of ray; got 'spark'"):
+        RunSettings(engine="spark")
+    # a codec's name had been refused only as the first clip was written
+    with pytest.raises(SettingError, match="encoding must be a deblur.video.encode.Encoding, not str 'vp9': Enc"):
+        WriteSettings(encoding="vp9")
+    assert WriteSettings(encoding=Encoding("vp9")).encoding.codec == "vp9"
 
 
 @pytest.mark.parametrize(

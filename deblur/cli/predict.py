@@ -24,11 +24,12 @@ from deblur.config import InferencePrecision
 from deblur.console import Hint, progress_bar
 from deblur.imageio import DEFAULT_MAX_PIXELS, DEFAULT_QUALITY, WriteFormat, expand_patterns, raw_files
 from deblur.runtime import DEFAULT_RUNTIME, RUNTIME_HELP, Runtime
-from deblur.scale import ENGINE_HELP, Engine
+from deblur.scale import ENGINE_HELP
 from deblur.settings import (
     DEFAULT_OUT,
     WORKER_CPUS,
     DeblurSettings,
+    Engine,
     PredictSettings,
     ReadSettings,
     RunSettings,

@@ -6,18 +6,16 @@ Zen 4): Ray installs without changing any of deblur's dependencies, where apache
 major version (7 to 6); and a worker killed mid-run is restarted and its task run again by Ray, where Beam's local
 multi-process runner hung for good. The engine is an extra: `ENGINE_INSTALL`.
 
-This module is light: it names the choices; `deblur.scale.run` does the work.
+This module is light: it says how to install and choose an engine (the choices are `deblur.settings.ENGINES`, beside
+the settings that name one); `deblur.scale.run` does the work.
 """
 
 from __future__ import annotations
 
 import os
-from typing import Literal
 
 from deblur.settings import WORKER_CPUS
 
-Engine = Literal["ray"]
-ENGINES: tuple[str, ...] = ("ray",)
 ENGINE_INSTALL = "pip install 'deblur-keras[ray]'"
 ENGINE_HELP = (
     "Run on a distributed engine's worker processes (ray: a local Ray, or the cluster at --address); "

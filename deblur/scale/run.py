@@ -28,19 +28,17 @@ from deblur.errors import (
     DeblurError,
     Interrupted,
     NothingFoundError,
-    SettingError,
     check_choice,
     check_switches,
     full_disk_message,
-    is_whole_number,
 )
 from deblur.files import side_by_side_path, work_folder
 from deblur.imageio import mark_outputs, raw_files
 from deblur.predict import earlier_outputs
-from deblur.scale import ENGINES, FAILED_LIST, default_workers, storage
+from deblur.scale import FAILED_LIST, default_workers, storage
 from deblur.scale.plan import PHOTO, ClipPlan, plan_inputs
 from deblur.scale.worker import NO_ROOM, NOT_STARTED, OK, SKIPPED, UNUSABLE, WorkerNotStarted, WorkerSettings
-from deblur.settings import PredictSettings, check_predict_settings
+from deblur.settings import ENGINES, PredictSettings, check_predict_settings
 from deblur.video.predict import join_outputs
 
 
@@ -80,14 +78,7 @@ def predict_at_scale(
     check_predict_settings(settings)
     check_switches(progress=progress)  # "no" had drawn bars: a string is true
     run, inputs, out = settings.run, list(settings.read.inputs), settings.write.out
-    check_choice("engine", run.engine, ENGINES)
-    whole = is_whole_number(run.worker_cpus) and (run.workers is None or is_whole_number(run.workers))
-    if not whole or run.worker_cpus < 1 or (run.workers is not None and run.workers < 1):  # "2" had been a TypeError
-        raise SettingError(
-            f"workers and worker CPUs must be whole numbers of at least 1; got workers={run.workers!r}, "
-            f"worker_cpus={run.worker_cpus!r}",
-            settings=("workers", "worker_cpus"),
-        )
+    check_choice("engine", run.engine, ENGINES)  # None: settings for this process (RunSettings checked the rest)
     from deblur.scale.ray_engine import check_address, ray_module, run_on_ray
 
     ray_module()  # before any work: without the extra, nothing is listed or probed
