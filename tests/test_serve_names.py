@@ -69,15 +69,18 @@ def test_one_name_given_as_a_string_is_one_name_not_its_letters(monkeypatch):
         (dict(cors_origins=5), "cors_origins must be strings, one or a list of them; got 5", "cors_origin"),
         (dict(limits={"max_bytes": 5}), "limits must be a deblur.serve.limits.Limits, not dict", "limits"),
         (dict(show_paths="no"), "show_paths must be True or False; got show_paths='no'", "show_paths"),
+        (dict(precision="fp8"), "precision must be one of auto, float32, bfloat16; got 'fp8'", "precision"),
     ],
 )
-def test_what_the_server_is_started_with_is_named_before_the_model_loads(monkeypatch, given, said, setting):
+def test_what_the_server_is_started_with_is_named_before_the_port_is_taken(monkeypatch, given, said, setting):
     # [5] had ended on "'int' object has no attribute 'strip'", a dict of limits on "... no attribute 'waiting'"
-    # once the model had loaded, and show_paths="no" showed the model's path to anyone: a string is true
+    # once the model had loaded, show_paths="no" showed the model's path to anyone (a string is true), and
+    # precision="fp8" was said once the port had been taken
     import deblur.inference
     from deblur.serve import server
 
     monkeypatch.setattr(deblur.inference, "open_deblurrer", lambda *args, **kwargs: pytest.fail("model loaded"))
+    monkeypatch.setattr(server, "listen", lambda *args: pytest.fail("the port was taken"))
     with pytest.raises(SettingError, match=said) as err:
         server.serve(port=0, **given)
     assert err.value.settings == (setting,)

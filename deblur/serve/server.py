@@ -18,6 +18,7 @@ from deblur.runtime import DEFAULT_RUNTIME
 from deblur.serve.limits import Limits, given_limits
 from deblur.serve.names import check_host_names, check_origins, given_names
 from deblur.serve.service import DeblurService
+from deblur.settings import DeblurSettings
 from deblur.ways import DEFAULT_METHOD
 
 LOCAL_HOSTS = {"127.0.0.1", "localhost", "::1"}
@@ -88,15 +89,15 @@ def serve(
     check_host_names(allowed_hosts)
     limits = given_limits(limits)
     check_switches(show_paths=show_paths)  # "no" had shown the model's path to anyone: a string is true
+    # checked before the port is taken, as the rest: precision="fp8" had been said after it
+    settings = DeblurSettings(model, method, precision, runtime, estimates=estimates)
     from deblur.inference import open_deblurrer
     from deblur.serve.app import create_app
     from deblur.serve.card import model_info
 
     sock = listen(host, port)  # before the model loads: a port in use had been said only after it
     try:
-        deblurrer, chosen = open_deblurrer(
-            model, precision=precision, runtime=runtime, method=method, estimates=estimates, log=log
-        )
+        deblurrer, chosen = open_deblurrer(settings, log=log)
         # Anyone who reaches the server sees this: the model's name and card, and its path only when asked for.
         way = deblurrer.way().name
         info = model_info(chosen.path, chosen.name, deblurrer.precision, method=way, show_path=show_paths)
