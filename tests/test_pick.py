@@ -153,12 +153,12 @@ def test_serve_opens_its_deblurrer_with_the_estimates_asked_for(monkeypatch):
     opened = []
 
     def refuse(*args, **options):
-        opened.append(options)
-        raise SystemExit(3)  # stop before the server listens
+        opened.append(args[0] if args else options)  # serve hands it DeblurSettings
+        raise SystemExit(3)  # stop before the server serves
 
     monkeypatch.setattr(deblur.inference, "open_deblurrer", refuse)
     result = CliRunner().invoke(app, ["serve", "--method", "kernel", "--estimates", "3", "--port", "0"])
-    assert result.exit_code == 3 and opened[0]["estimates"] == 3 and opened[0]["method"] == "kernel"
+    assert result.exit_code == 3 and opened[0].estimates == 3 and opened[0].method == "kernel"
     result = CliRunner().invoke(app, ["serve", "--estimates", "0"])
     assert result.exit_code == 2 and "--estimates" in result.output
     monkeypatch.undo()  # the real one: the network is refused estimates before the model is chosen
