@@ -31,6 +31,7 @@ def openvino_installed() -> bool:
 
 
 def check_runtime(runtime: str) -> None:
+    """Refuse a runtime that is none of `Runtime`'s, naming the choices."""
     check_choice("runtime", runtime, get_args(Runtime))
 
 
