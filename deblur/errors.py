@@ -12,7 +12,7 @@ import errno
 import math
 import numbers
 import os
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 import numpy as np
 
@@ -70,6 +70,24 @@ def check_choice(name: str, value: object, choices: Iterable[str], *, setting: s
     choices = tuple(choices)
     if not isinstance(value, str) or value not in choices:
         raise SettingError(f"{name} must be one of {', '.join(choices)}; got {value!r}", settings=(setting or name,))
+
+
+def given_log(log: object) -> Callable[[str], None]:
+    """The function to say things through: `log`, or one that says nothing for None; anything else is refused before
+    any work (a `logging.Logger` given as log had ended on "'Logger' object is not callable" at the first line said:
+    after the model had loaded, or after the pairs `synthesize_pairs` had made, its report lost)."""
+    if log is None:
+        return _say_nothing
+    if not callable(log):
+        raise SettingError(
+            f"log must be a function of one string (print, a logger's info) or None for none; got {type(log).__name__}",
+            settings=("log",),
+        )
+    return log
+
+
+def _say_nothing(_: str) -> None:
+    pass
 
 
 def check_reporter(progress: object, calls: tuple[str, ...], protocol: str) -> None:

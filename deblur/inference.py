@@ -16,7 +16,7 @@ import numpy as np
 from deblur import hardware
 from deblur.config import InferencePrecision, check_precision
 from deblur.console import Hint
-from deblur.errors import DeblurError, SettingError, check_threads
+from deblur.errors import DeblurError, SettingError, check_threads, given_log
 from deblur.files import as_path, refuse_over_input
 from deblur.image_array import ImageArrayError, as_image  # noqa: F401  the error is named deblur.inference's too
 from deblur.imageio import format_for, lost_in, read_photo, write_photo
@@ -278,6 +278,7 @@ def load_deblurrer(
         raise SettingError(f"runtime must be tensorflow, openvino or jax here; got {runtime!r}", settings=("runtime",))
     check_threads(threads)
     check_precision(precision)
+    log = given_log(log)
     path = choose_model(path, kernel_aware=method == "kernel-aware").path  # None had been Path's TypeError
     check_model_file(path)
     if way_of(method).model_channels is None:  # the model never runs: not loading it saves seconds and hundreds of MB
@@ -388,6 +389,7 @@ def open_deblurrer(
     or a choice already made), choose the runtime (`deblur.runtime.choose_runtime`), load it, and say which model
     runs in what. `settings` is a `DeblurSettings`, or the model alone with `options` for DeblurSettings' other
     fields (the defaults are DeblurSettings')."""
+    log = given_log(log)
     if not isinstance(settings, DeblurSettings):
         settings = DeblurSettings(settings, **options)
     model, method = settings.model, settings.method

@@ -25,6 +25,7 @@ from deblur.errors import (
     OutputExistsError,
     SettingError,
     check_reporter,
+    given_log,
 )
 from deblur.files import check_folder, longest_name, side_by_side_path, to_write, work_folder
 from deblur.imageio import (
@@ -292,6 +293,7 @@ def deblur_photos(
     nothing in them and name clashes are refused at once), open the model and say which, and deblur every photo
     and clip into the output folder."""
     check_predict_settings(settings)
+    log = given_log(log)
     if settings.run.engine is not None:  # it had run here, without a word, as if no engine were named
         raise SettingError(
             f"the settings name the {settings.run.engine!r} engine, and deblur_photos deblurs in this process: give "

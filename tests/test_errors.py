@@ -168,3 +168,35 @@ def test_a_value_that_is_none_of_its_choices_is_named_with_them():
     with pytest.raises(SettingError, match=r"format must be one of png, jpg; got \['png'\]") as err:
         check_choice("format", ["png"], {"png": 1, "jpg": 2}, setting="fmt")
     assert err.value.settings == ("fmt",)
+
+
+def test_a_log_that_is_no_function_is_refused_before_any_work_and_none_says_nothing(tmp_path, capsys):
+    # a Logger given as log had ended on "'Logger' object is not callable" at the first line said: after all the
+    # pairs synthesize_pairs had made, its report lost
+    import logging
+
+    from deblur.config import load_config
+    from deblur.data.synth import synthesize_pairs
+    from deblur.errors import SettingError, given_log
+    from deblur.evaluation.evaluate import evaluate_model
+    from deblur.export.exporter import ExportRequest, export_model
+    from deblur.inference import load_deblurrer
+    from deblur.training.run import train
+
+    logger = logging.getLogger("deblur-test")
+    (tmp_path / "photos").mkdir()
+    write_image(tmp_path / "photos" / "a.png", np.zeros((64, 64, 3), np.uint8))
+    calls = [
+        lambda: synthesize_pairs(tmp_path / "photos", tmp_path / "pairs", log=logger),
+        lambda: train(load_config("smoke"), tmp_path / "run", log=logger),
+        lambda: evaluate_model(None, tmp_path, log=logger),
+        lambda: export_model(ExportRequest("onnx", tmp_path / "m.onnx"), log=logger),
+        lambda: load_deblurrer(None, log=logger),
+    ]
+    for call in calls:
+        with pytest.raises(SettingError, match="log must be a function of one string .* or None for none; got Logger"):
+            call()
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["photos"]
+    assert given_log(print) is print
+    given_log(None)("said to nobody")
+    assert capsys.readouterr().out == ""

@@ -16,7 +16,7 @@ import numpy as np
 
 from deblur.config import SynthConfig, check_recipe, load_config
 from deblur.data.writer import write_pairs
-from deblur.errors import SettingError
+from deblur.errors import SettingError, given_log
 from deblur.files import as_path, atomic_dir, check_folder
 from deblur.paths import data_home
 
@@ -64,6 +64,7 @@ def ensure_demo_dataset(synth: SynthConfig | None = None, *, home: Path | None =
     recipe of the default config, the one `deblur train` trains on."""
     synth = synth or load_config().data.synth
     check_recipe(synth)
+    log = given_log(log)
     home = None if home is None else as_path(home, "the demo's home", "home")  # 5 had been a TypeError; "x" too
     root = demo_root(synth, home)
     if root.is_dir():

@@ -39,7 +39,7 @@ from deblur.config import SMALLEST_MAX_SIDE, ConfigError, SynthConfig, check_rec
 from deblur.console import progress_bar
 from deblur.data.pairs import DatasetError, held_out_count, problem_listing
 from deblur.data.writer import write_pairs
-from deblur.errors import Interrupted, SettingError, check_switches, is_real_number, is_whole_number
+from deblur.errors import Interrupted, SettingError, check_switches, given_log, is_real_number, is_whole_number
 from deblur.files import (
     as_path,
     atomic_write_text,
@@ -109,6 +109,7 @@ def synthesize_pairs(
     synth = synth or SynthConfig()
     check_recipe(synth)
     check_switches(progress=progress)  # "no" had drawn bars: a string is true
+    log = given_log(log)
     if not src.is_dir():
         raise DatasetError(f"{src} is not a folder", settings=("src",))
     check_parent(out, "out")

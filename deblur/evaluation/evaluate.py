@@ -21,7 +21,15 @@ from deblur.console import progress_bar
 from deblur.data.pairs import DatasetError, Pair, Splits, check_pairs, discover, problem_listing
 from deblur.data.sequence import load_rgb
 from deblur.data.writer import kernel_file
-from deblur.errors import Interrupted, OutputExistsError, SettingError, check_choice, check_switches, is_whole_number
+from deblur.errors import (
+    Interrupted,
+    OutputExistsError,
+    SettingError,
+    check_choice,
+    check_switches,
+    given_log,
+    is_whole_number,
+)
 from deblur.evaluation.align import aligned_scores, smallest_side
 from deblur.evaluation.baselines import WITH_KERNEL, WITHOUT_KERNEL
 from deblur.evaluation.report import EvaluationReport, ImageResult
@@ -181,6 +189,7 @@ def evaluate_model(
     before anything runs)."""
     # before the model loads; progress="no" had drawn bars: a string is true
     check_switches(baselines=baselines, align=align, overwrite=overwrite, progress=progress)
+    log = given_log(log)
     out = None if out is None else as_path(out, "the results file", "out")  # 5 had been Path's TypeError
     if overwrite and out is None:  # it went unused without a word
         raise SettingError(

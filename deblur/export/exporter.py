@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, get_args
 
-from deblur.errors import OutputExistsError, SettingError, check_choice, check_switches
+from deblur.errors import OutputExistsError, SettingError, check_choice, check_switches, given_log
 from deblur.files import as_path, atomic_dir, atomic_path, check_parent, refuse_existing
 from deblur.paths import EXPORT_SUFFIXES, exported_format
 
@@ -98,6 +98,7 @@ def export_model(
             settings=("format",),
         )
     check_switches(progress=progress)  # "no" had drawn the calibration's bar: a string is true
+    log = given_log(log)
     from deblur.inference import open_deblurrer
     from deblur.model import is_kernel_aware
     from deblur.paths import choose_model

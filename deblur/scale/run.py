@@ -31,6 +31,7 @@ from deblur.errors import (
     check_choice,
     check_switches,
     full_disk_message,
+    given_log,
 )
 from deblur.files import side_by_side_path, work_folder
 from deblur.imageio import mark_outputs, raw_files
@@ -77,6 +78,7 @@ def predict_at_scale(
     `settings.write.out` (a path or URL) on the workers of `settings.run.engine`; see the module's docstring."""
     check_predict_settings(settings)
     check_switches(progress=progress)  # "no" had drawn bars: a string is true
+    log = given_log(log)
     run, inputs, out = settings.run, list(settings.read.inputs), settings.write.out
     check_choice("engine", run.engine, ENGINES)  # None: settings for this process (RunSettings checked the rest)
     from deblur.scale.ray_engine import check_address, ray_module, run_on_ray

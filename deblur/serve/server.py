@@ -13,7 +13,7 @@ from pathlib import Path
 
 import uvicorn
 
-from deblur.errors import SettingError, check_switches
+from deblur.errors import SettingError, check_switches, given_log
 from deblur.runtime import DEFAULT_RUNTIME
 from deblur.serve.limits import Limits, given_limits
 from deblur.serve.names import check_host_names, check_origins, given_names
@@ -89,6 +89,7 @@ def serve(
     check_host_names(allowed_hosts)
     limits = given_limits(limits)
     check_switches(show_paths=show_paths)  # "no" had shown the model's path to anyone: a string is true
+    log = given_log(log)
     # checked before the port is taken, as the rest: precision="fp8" had been said after it
     settings = DeblurSettings(model, method, precision, runtime, estimates=estimates)
     from deblur.inference import open_deblurrer

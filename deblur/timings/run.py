@@ -23,6 +23,7 @@ from deblur.errors import (
     check_choice,
     check_switches,
     error_reason,
+    given_log,
     is_list_of_strings,
 )
 from deblur.files import as_path, atomic_write_text, check_folder, refuse_folder
@@ -154,6 +155,7 @@ def run_timings(
     """
     preset, out = _preset(preset), as_path(out, "the timings' folder", "out")  # a preset by name, a str path
     check_switches(pipeline_only=pipeline_only, overwrite=overwrite, progress=progress)
+    log = given_log(log)
     if isinstance(stages, str):  # one string, its letters had each been "unknown stage"
         stages = [name.strip() for name in stages.split(",") if name.strip()]
     if stages is not None and not is_list_of_strings(stages):

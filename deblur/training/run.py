@@ -7,7 +7,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from deblur.config import Config
-from deblur.errors import SettingError, check_switches
+from deblur.errors import SettingError, check_switches, given_log
 from deblur.files import as_path
 from deblur.hardware import keras_backend
 from deblur.paths import record_last_model
@@ -26,6 +26,7 @@ def train(config: Config, out_dir: str | Path, *, progress: bool = True, log: Ca
             settings=("config",),
         )
     check_switches(progress=progress)  # "no" had drawn bars: a string is true
+    log = given_log(log)
     out_dir = as_path(out_dir, "the run folder", "out_dir")  # None had been Path's TypeError, after the data's checks
     if config.train.vgg_weights and not config.train.perceptual_weight:  # read by that loss only: it went unused
         raise SettingError(

@@ -31,7 +31,15 @@ import numpy as np
 
 from deblur.config import MAX_SEED
 from deblur.console import progress_bar
-from deblur.errors import Interrupted, OutputExistsError, SettingError, check_switches, is_real_number, is_whole_number
+from deblur.errors import (
+    Interrupted,
+    OutputExistsError,
+    SettingError,
+    check_switches,
+    given_log,
+    is_real_number,
+    is_whole_number,
+)
 from deblur.files import (
     as_path,
     check_outside,
@@ -184,6 +192,7 @@ def pairs_from_video(
             f"recipe is {type(recipe).__name__}: give a WindowRecipe (WindowRecipe(**settings))", settings=("recipe",)
         )
     check_switches(progress=progress)  # "no" had drawn bars: a string is true
+    log = given_log(log)
     # `not` refuses NaN too; "30" had ended on a TypeError
     if fps is not None and not (is_real_number(fps) and 1 <= fps <= MAX_FRAME_RATE):
         raise SettingError(f"fps must be between 1 and {MAX_FRAME_RATE}: {fps!r}", settings=("fps",))

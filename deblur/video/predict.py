@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
-from deblur.errors import SettingError, check_reporter, check_switches, is_positive_number
+from deblur.errors import SettingError, check_reporter, check_switches, given_log, is_positive_number
 from deblur.files import (
     as_path,
     full_disk_named,
@@ -155,6 +155,7 @@ def deblur_clip(
         )
     check_switches(overwrite=overwrite)
     check_reporter(progress, ("clip",), "deblur.video.predict.ClipProgress")
+    log = given_log(log)
     started = time.perf_counter()
     pair = side_by_side_path(target) if options.side_by_side else None
     outputs = (target, pair) if pair else (target,)
