@@ -533,11 +533,7 @@ def _build(cls: type, raw: Any, prefix: str) -> Any:
         names = ", ".join(prefix + k for k in unknown)
         known = ", ".join(prefix + k for k in fields)
         raise ConfigError(f"unknown key(s) {names}; known keys here: {known}")
-    hints = typing.get_type_hints(cls)
-    kwargs = {}
-    for name, value in raw.items():
-        kwargs[name] = _coerce(hints[name], value, prefix + name)
-    return cls(**kwargs)
+    return cls(**raw)  # each section checks and converts its keys itself (`_check_types`), from a file or not
 
 
 # What a key of each type must be, as its error says it
