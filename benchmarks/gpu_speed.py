@@ -139,7 +139,7 @@ def predict_speed(sizes: list[tuple[int, int]], calls: int) -> list[dict]:
                     "precision": precision,
                     "size": f"{width}x{height}",
                     "seconds": round(statistics.median(times), 5),
-                    "tiles": len(deblurrer.tiles(height, width)),
+                    "tiles": len(deblurrer.tiling.tiles(height, width)),
                     "call_pixels": deblurrer.call_pixels,
                     "runtime": deblurrer.runtime,
                 }

@@ -10,10 +10,12 @@
 3. With --model (a trained model.keras with its config.yaml): the validation PSNR of its output in float32 and in
    bfloat16 on the demo validation photos, and the difference.
 
-With --timed pretrained, steps 1 and 2 time the model shipped with deblur instead of the full-size generator.
+With --timed pretrained, steps 1 and 2 time the model shipped with deblur instead of the full-size generator. The
+model runs in TensorFlow, as the figures of docs/speed.md were measured; `--runtime auto` runs it as `deblur predict`
+does (OpenVINO where it is installed).
 
     python benchmarks/predict_speed.py [--timed full|pretrained] [--model runs/<time>/model.keras]
-                                       [--sizes 0.3 1 4 24] [--photos 4]
+                                       [--sizes 0.3 1 4 24] [--photos 4] [--runtime tensorflow|openvino|auto]
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ from deblur.losses import image_psnr as psnr
 from deblur.model import build_generator
 from deblur.paths import shipped_model
 from deblur.predict import plan_inputs, predict_files
+from deblur.runtime import choose_runtime
 from deblur.settings import WriteSettings
 from deblur.timings.flops import achieved, forward_flops_per_pixel, matmul_rate
 from deblur.timings.photos import PhotoTimes, write_photos
@@ -67,7 +70,9 @@ def main() -> None:
     parser.add_argument("--model", type=Path, help="a trained model.keras for the bfloat16 accuracy check")
     parser.add_argument("--sizes", type=float, nargs="*", default=sorted(SHAPES), choices=sorted(SHAPES))
     parser.add_argument("--photos", type=int, default=4, help="1280x720 photos per precision")
+    parser.add_argument("--runtime", choices=("tensorflow", "openvino", "auto"), default="tensorflow")
     args = parser.parse_args()
+    runtime, _ = choose_runtime(args.runtime)  # auto as predict resolves it
     fast = "bfloat16" if cpu_bf16_flags() else "float32"
     precisions = sorted({"float32", fast})
     rates = {dtype: matmul_rate(dtype) for dtype in precisions}
@@ -78,10 +83,10 @@ def main() -> None:
         path = full_size_model(tmp) if args.timed == "full" else shipped_model()
         if path is None:
             raise SystemExit("this copy of deblur has no pretrained model")
-        models = {p: load_deblurrer(path, precision=p) for p in precisions}
+        models = {p: load_deblurrer(path, precision=p, runtime=runtime) for p in precisions}
         flops_per_pixel = forward_flops_per_pixel(models["float32"].model)
         name = "full-size generator" if args.timed == "full" else f"pretrained model ({path})"
-        print(f"{name}: {flops_per_pixel / 1e6:.3f} MFLOP per pixel forward")
+        print(f"{name}: {flops_per_pixel / 1e6:.3f} MFLOP per pixel forward; on {models['float32'].runtime}")
         photos = write_photos(tmp / "hd", 720, 1280, args.photos)
         for precision, deblurrer in models.items():
             seconds = timed_predict(deblurrer, photos, tmp / f"out-{precision}")
@@ -99,7 +104,7 @@ def main() -> None:
             gflops, share = achieved(flops_per_pixel * height * width, seconds, rates[fast])
             print(
                 f"{megapixels:>5} MP ({width}x{height}), {fast}: {seconds / size:.2f} s/MP, {gflops:.0f} GFLOP/s "
-                f"({share:.0%}), {len(models[fast].tiles(height, width))} tile(s); peak memory so far "
+                f"({share:.0%}), {len(models[fast].tiling.tiles(height, width))} tile(s); peak memory so far "
                 f"{peak_memory_gib():.2f} GiB"
             )
 
@@ -108,7 +113,7 @@ def main() -> None:
         pairs = sorted((root / "test").glob("*/blur/*.png"))
         scores = {}
         for precision in ("float32", "bfloat16"):
-            deblurrer = load_deblurrer(args.model, precision=precision)
+            deblurrer = load_deblurrer(args.model, precision=precision, runtime=runtime)
             values = []
             for blurry_path in pairs:
                 sharp = read_photo(blurry_path.parent.parent / "sharp" / blurry_path.name).rgb
