@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 
 from deblur.hardware import cpu_name
-from deblur.inference import load_deblurrer
+from deblur.inference import open_deblurrer
 from deblur.paths import choose_model
 from deblur.predict import plan_inputs, predict_files
 from deblur.serve.loadtest import multipart, request, running_server
@@ -35,6 +35,8 @@ def main() -> None:
     parser.add_argument("--photos", type=int, default=6, help="copies timed through predict's code")
     parser.add_argument("--requests", type=int, default=12, help="requests timed through the API")
     args = parser.parse_args()
+    if args.photos < 2 or args.requests < 1:
+        parser.error("--photos must be at least 2 (the first is untimed) and --requests at least 1")
     print(f"CPU: {cpu_name()}")
     chosen = choose_model(args.model)
     with tempfile.TemporaryDirectory() as tmp:
@@ -45,8 +47,10 @@ def main() -> None:
                 path.write_bytes(args.photo.read_bytes())
         else:
             photos = write_photos(folder / "in", 720, 1280, args.photos)
-        deblurrer = load_deblurrer(chosen.path, precision="auto")
-        print(f"model: {chosen.description}, in {deblurrer.precision}")
+        # opened as the server opens it (runtime and method its defaults): TensorFlow here had been set against the
+        # server's OpenVINO
+        deblurrer, _ = open_deblurrer(chosen, precision="auto", log=lambda _: None)
+        print(f"model: {chosen.description}, in {deblurrer.settings}")
         times = PhotoTimes()
         write = WriteSettings(str(folder / "out"))
         predict_files(plan_inputs(photos, write), deblurrer, write, progress=times)
