@@ -103,8 +103,8 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=20, help="timed steps per measurement")
     parser.add_argument("--json", help="also write the figures to this file")
     args = parser.parse_args()
-    if args.steps <= WARMUP:  # model.fit's rate is read from the steps after its first WARMUP - 1
-        parser.error(f"--steps must be more than {WARMUP}: the first steps of a run are not timed")
+    if args.steps < WARMUP:  # model.fit's rate is read from the step ends after its first WARMUP - 2
+        parser.error(f"--steps must be at least {WARMUP}: the first steps of a run are not timed")
 
     auto = choose_precision("auto")
     print(f"auto precision here: {auto.policy} ({auto.reason})")

@@ -1,5 +1,6 @@
-"""benchmarks/gpu_speed.py: its prediction and clip parts run on this CPU as they will on a lent GPU (whose minutes
-are too few to find a broken script there: both had ended on the Deblurrer's tiles, which moved to its tiling)."""
+"""benchmarks/gpu_speed.py: its prediction and clip parts run on this CPU as they will on a lent GPU, whose minutes
+are too few to find a broken script there (its prediction part had ended on the Deblurrer's tiles, which had moved
+to its tiling, unseen until a CPU run of the script)."""
 
 import json
 import runpy
