@@ -87,28 +87,22 @@ def time_shape(kernel, cin, cout, side, padding, batch, dtype, runs):
     def pad(x):
         return x if padding == "valid" else tf.pad(x, pads)
 
-    library = tf.function(
-        lambda: tf.raw_ops.Conv2DBackpropFilter(
-            input=library_input,
+    def library_gradient(inputs, gradient):
+        return tf.raw_ops.Conv2DBackpropFilter(
+            input=inputs,
             filter_sizes=[kernel, kernel, cin, cout],
-            out_backprop=upstream,
+            out_backprop=gradient,
             strides=[1, 1, 1, 1],
             padding=padding.upper(),
         )
-    )
+
+    library = tf.function(lambda: library_gradient(library_input, upstream))
     shifts = tf.function(lambda: weight_grad_by_shifts(pad(library_input), upstream, kernel))
     im2col = tf.function(lambda: weight_grad_by_im2col(pad(library_input), upstream, kernel))
     # The paths must give the gradient before their times mean anything: each against float32's library gradient of
     # the same inputs. Not against the library in bfloat16: on a CPU without native bfloat16 (a Zen 3) that is the
     # one 2% to 5% off (of the largest value) where the two matmul forms are within 0.7%.
-    exact = tf.raw_ops.Conv2DBackpropFilter(
-        input=tf.cast(library_input, "float32"),
-        filter_sizes=[kernel, kernel, cin, cout],
-        out_backprop=tf.cast(upstream, "float32"),
-        strides=[1, 1, 1, 1],
-        padding=padding.upper(),
-    )
-    reference = np.asarray(exact)
+    reference = np.asarray(library_gradient(tf.cast(library_input, "float32"), tf.cast(upstream, "float32")))
     scale = np.abs(reference).max()
     for name, fn in (("shifts", shifts), ("im2col", im2col)):
         error = np.abs(np.asarray(tf.cast(fn(), "float32")) - reference).max() / scale
